@@ -1,0 +1,70 @@
+//! Shared helpers for the integration tests: locating the sample assets and walking folders.
+
+#![allow(
+    dead_code,
+    reason = "each integration test binary uses a different subset of these helpers"
+)]
+
+use std::path::{Path, PathBuf};
+
+/// The environment variable that names the shared sample-asset folder.
+pub const ASSETS_VAR: &str = "CROWD_SAMPLE_ASSETS";
+
+/// The sample-asset folder from [`ASSETS_VAR`].
+///
+/// When the variable is unset, this panics on CI (`CI=true`), so that a misconfigured CI fails, and
+/// otherwise prints a loud skip line to stderr and returns `None`. When the variable is set, the folder
+/// must exist.
+pub fn sample_assets() -> Option<PathBuf> {
+    match std::env::var_os(ASSETS_VAR) {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            assert!(
+                dir.is_dir(),
+                "{ASSETS_VAR} is set to {}, which is not a folder",
+                dir.display()
+            );
+            Some(dir)
+        }
+        None => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "{ASSETS_VAR} is not set on CI: the sample-asset tests cannot run (set it to the shared assets folder)"
+            );
+            eprintln!("skipped: sample assets not found (set {ASSETS_VAR})");
+            None
+        }
+    }
+}
+
+/// A sub-folder of the sample assets that must exist when the assets are configured.
+pub fn asset_dir(name: &str) -> Option<PathBuf> {
+    let dir = sample_assets()?.join(name);
+    assert!(dir.is_dir(), "{} is missing from the sample assets", dir.display());
+    Some(dir)
+}
+
+/// Every file under `dir` (recursively) whose name ends with one of `extensions`, sorted.
+pub fn files_with_extensions(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(folder) = pending.pop() {
+        let entries = std::fs::read_dir(&folder).unwrap_or_else(|e| panic!("cannot list {}: {e}", folder.display()));
+        for entry in entries {
+            let path = entry
+                .unwrap_or_else(|e| panic!("cannot list {}: {e}", folder.display()))
+                .path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| extensions.iter().any(|ext| n.ends_with(ext)))
+            {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -1,0 +1,70 @@
+//! Validates every WGSL shader with naga, checks that the registry matches `shaders/`, and checks the GPU
+//! layout of shared structs against their Rust twins.
+
+use crowd_gpu::shaders::{ALL, PALETTE};
+
+fn parse(file: &str, source: &str) -> naga::Module {
+    let module = naga::front::wgsl::parse_str(source)
+        .unwrap_or_else(|e| panic!("{file} does not parse:\n{}", e.emit_to_string(source)));
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{file} does not validate:\n{}", e.emit_to_string(source)));
+    module
+}
+
+#[test]
+fn every_shader_parses_and_validates() {
+    assert!(!ALL.is_empty(), "no shaders are registered");
+    for s in ALL {
+        parse(s.file, s.source);
+    }
+}
+
+#[test]
+fn registry_matches_the_shader_folder() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shaders");
+    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{} must exist: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".wgsl"))
+        .collect();
+    on_disk.sort();
+    let mut registered: Vec<String> = ALL.iter().map(|s| s.file.to_owned()).collect();
+    registered.sort();
+    assert!(!on_disk.is_empty(), "{} holds no shaders", dir.display());
+    assert_eq!(registered, on_disk, "crowd-gpu/src/shaders.rs and shaders/ disagree");
+    for s in ALL {
+        let text = std::fs::read_to_string(dir.join(s.file)).expect("registered shader exists");
+        assert_eq!(text, s.source, "{} is registered under the wrong file name", s.file);
+    }
+}
+
+#[test]
+fn palette_entry_matches_skin_pack() {
+    let module = parse(PALETTE.file, PALETTE.source);
+    let (_, ty) = module
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some("PaletteEntry"))
+        .expect("palette.wgsl declares PaletteEntry");
+    let naga::TypeInner::Struct { members, span } = &ty.inner else {
+        panic!("PaletteEntry is not a struct")
+    };
+    assert_eq!(
+        *span as usize,
+        size_of::<skin_pack::PaletteEntry>(),
+        "PaletteEntry size differs between WGSL and Rust"
+    );
+    assert_eq!(*span as usize, skin_pack::PALETTE_ENTRY_SIZE);
+    assert_eq!(members.len(), 1);
+    assert_eq!(members[0].offset, 0);
+    let naga::TypeInner::Array { stride, size, .. } = module.types[members[0].ty].inner else {
+        panic!("PaletteEntry.rows is not an array")
+    };
+    assert_eq!(stride, 16, "each row is one vec4<f32>");
+    assert_eq!(
+        size,
+        naga::ArraySize::Constant(std::num::NonZeroU32::new(3).expect("3 is non-zero"))
+    );
+}

@@ -1,0 +1,21 @@
+//! Skinning palettes in GPU layout, with no GPU dependency.
+//!
+//! This crate turns model-space poses from `anim-pose` into the bytes the renderer uploads.
+//! Its first contract is the palette entry, [`PaletteEntry`]: a 3×4 affine matrix stored as three row
+//! `vec4`s (48 B), declared identically in `shaders/palette.wgsl`.
+//! Parallel flattening, f16 formats, dirty ranges and the frame hand-off are built on it in later issues.
+//!
+//! # Example
+//!
+//! ```
+//! use glam::{Mat4, Vec3};
+//! let m = Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0));
+//! let entry = skin_pack::PaletteEntry::from_mat4(&m);
+//! assert_eq!(entry.transform_point(Vec3::ZERO), Vec3::new(1.0, 2.0, 3.0));
+//! ```
+
+mod error;
+mod palette_entry;
+
+pub use error::{Error, Result};
+pub use palette_entry::{PALETTE_ENTRY_SIZE, PaletteEntry};

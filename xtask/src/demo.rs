@@ -1,0 +1,176 @@
+//! `cargo xtask demo`: the whole CPU pipeline that exists so far, run on the default character.
+//!
+//! It imports the model, samples every clip at a fixed rate with the exact evaluator, converts each pose to
+//! model space, builds the skinning palette, skins every bound mesh on the CPU, and prints what it measured:
+//! the skeleton, each clip's channels, sampling cost, root travel, loop seam error and animated bounds.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anim_pose::{Aabb, Clip, Model, NO_PARENT, Transform};
+use anyhow::{Context, Result, bail};
+use glam::{Mat4, Vec3};
+
+/// Runs the demo on `path`, sampling at `rate` Hz.
+pub fn run(path: &Path, rate: f32) -> Result<()> {
+    if !(rate.is_finite() && rate > 0.0 && rate <= 1000.0) {
+        bail!("--rate must be in (0, 1000] Hz, got {rate}");
+    }
+    let start = Instant::now();
+    let model = anim_pose::import_file(path).with_context(|| format!("cannot import {}", path.display()))?;
+    let import_ms = start.elapsed().as_secs_f64() * 1e3;
+    println!("model: {} (imported in {import_ms:.1} ms)", path.display());
+    for w in &model.warnings {
+        println!("  warning: {w}");
+    }
+    if model.skeletons.is_empty() {
+        bail!("{} has no skinned skeleton to animate", path.display());
+    }
+    for (si, sk) in model.skeletons.iter().enumerate() {
+        print_skeleton(&model, si);
+        let clips: Vec<&Clip> = model.clips_for(si).collect();
+        if clips.is_empty() {
+            println!("  no clips animate this skeleton");
+            continue;
+        }
+        println!(
+            "  {:<10} {:>8} {:>8} {:>6} {:>7} {:>10} {:>10} {:>11} {:>26}",
+            "clip",
+            "duration",
+            "channels",
+            "keys",
+            "frames",
+            "us/sample",
+            "root (m)",
+            "seam (mm)",
+            "animated bounds (m)"
+        );
+        for clip in clips {
+            let stats = sample_clip(&model, si, clip, rate)?;
+            let size = stats.bounds.size();
+            println!(
+                "  {:<10} {:>7.3}s {:>8} {:>6} {:>7} {:>10.2} {:>10.3} {:>11.3} {:>8.2} x {:>5.2} x {:>5.2}",
+                clip.name,
+                clip.duration,
+                clip.channels.len(),
+                clip.channels.iter().map(|c| c.key_count()).sum::<usize>(),
+                stats.frames,
+                stats.sample_us,
+                stats.root_travel,
+                stats.seam_mm,
+                size.x,
+                size.y,
+                size.z
+            );
+        }
+        let _ = sk;
+    }
+    println!("total {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
+    Ok(())
+}
+
+fn print_skeleton(model: &Model, si: usize) {
+    let sk = &model.skeletons[si];
+    let mut depth = vec![0u32; sk.joint_count()];
+    let mut children = vec![0u32; sk.joint_count()];
+    for (i, &p) in sk.parents.iter().enumerate() {
+        if p != NO_PARENT {
+            depth[i] = depth[usize::from(p)] + 1;
+            children[usize::from(p)] += 1;
+        }
+    }
+    let leaves = children.iter().filter(|&&c| c == 0).count();
+    let max_depth = depth.iter().copied().max().unwrap_or(0);
+    let bound: Vec<_> = model.bindings.iter().filter(|b| b.skeleton == si).collect();
+    let (verts, tris): (usize, usize) = bound
+        .iter()
+        .flat_map(|b| model.meshes[b.meshes.clone()].iter())
+        .fold((0, 0), |(v, t), m| (v + m.vertex_count(), t + m.triangle_count()));
+    println!(
+        "skeleton '{}': {} joints ({} skinned), depth {}, {} leaf joints; {} binding(s), {} vertices, {} triangles",
+        sk.name,
+        sk.joint_count(),
+        sk.skin_joint_count(),
+        max_depth,
+        leaves,
+        bound.len(),
+        verts,
+        tris
+    );
+    let names: Vec<&str> = sk.joint_names.iter().map(String::as_str).collect();
+    println!("  joints: {}", names.join(" "));
+}
+
+struct ClipStats {
+    frames: usize,
+    sample_us: f64,
+    root_travel: f32,
+    seam_mm: f32,
+    bounds: Aabb,
+}
+
+/// Samples `clip` at `rate` Hz over `[0, duration]`, skinning every mesh bound to skeleton `si` at each frame.
+fn sample_clip(model: &Model, si: usize, clip: &Clip, rate: f32) -> Result<ClipStats> {
+    let sk = &model.skeletons[si];
+    let n = sk.joint_count();
+    let mut local = vec![Transform::IDENTITY; n];
+    let mut model_space = vec![Mat4::IDENTITY; n];
+    let mut palette = vec![Mat4::IDENTITY; sk.skin_joint_count()];
+    let frames = ((clip.duration * rate).ceil() as usize).max(1) + 1;
+    let meshes: Vec<_> = model
+        .bindings
+        .iter()
+        .filter(|b| b.skeleton == si)
+        .flat_map(|b| model.meshes[b.meshes.clone()].iter())
+        .collect();
+    let mut bounds = Aabb::EMPTY;
+    let mut first_root = Vec3::ZERO;
+    let mut prev_root = Vec3::ZERO;
+    let mut root_travel = 0.0;
+    let mut first_joints = Vec::new();
+    let mut seam = 0.0f32;
+    let mut sample_time = 0.0;
+    for f in 0..frames {
+        let t = (f as f32 / rate).min(clip.duration);
+        let s = Instant::now();
+        clip.sample_local_pose(sk, t, &mut local)?;
+        sk.local_to_model(&local, &mut model_space)?;
+        sample_time += s.elapsed().as_secs_f64();
+        sk.palette(&model_space, &mut palette)?;
+        let world = sk.root_transform;
+        let root = world.transform_point3(model_space[0].w_axis.truncate());
+        if f == 0 {
+            first_root = root;
+            first_joints = model_space.iter().map(|m| m.w_axis.truncate()).collect();
+        } else {
+            root_travel += root.distance(prev_root);
+        }
+        prev_root = root;
+        if f + 1 == frames {
+            seam = model_space
+                .iter()
+                .zip(&first_joints)
+                .map(|(m, p)| m.w_axis.truncate().distance(*p))
+                .fold(0.0, f32::max);
+        }
+        for m in &meshes {
+            for ((p, j), w) in m.positions.iter().zip(&m.joints).zip(&m.weights) {
+                let mut skinned = Vec3::ZERO;
+                for k in 0..4 {
+                    if w[k] > 0.0 {
+                        skinned += w[k] * palette[usize::from(j[k])].transform_point3(*p);
+                    }
+                }
+                bounds = bounds.including(world.transform_point3(skinned));
+            }
+        }
+    }
+    let _ = first_root;
+    Ok(ClipStats {
+        frames,
+        sample_us: sample_time * 1e6 / frames as f64,
+        root_travel,
+        seam_mm: seam * 1e3,
+        bounds,
+    })
+}

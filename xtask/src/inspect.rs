@@ -1,0 +1,144 @@
+//! `cargo xtask inspect MODEL`: a readable dump of what the importer produced.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anim_pose::{Model, NO_PARENT, Skeleton};
+use anyhow::{Context, Result};
+
+/// Imports `path` and prints the report; an import error becomes the command's error.
+pub fn run(path: &Path) -> Result<()> {
+    let model = anim_pose::import_file(path).with_context(|| format!("cannot import {}", path.display()))?;
+    print!("{}", report(path, &model));
+    Ok(())
+}
+
+/// The text that `inspect` prints.
+pub fn report(path: &Path, model: &Model) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{}", path.display());
+    let _ = writeln!(
+        s,
+        "{} skeleton(s), {} clip(s), {} skinned primitive(s), {} binding(s), {} image(s)",
+        model.skeletons.len(),
+        model.clips.len(),
+        model.meshes.len(),
+        model.bindings.len(),
+        model.images.len()
+    );
+    for (i, sk) in model.skeletons.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "\nskeleton {i} '{}': {} joints ({} in the skin)",
+            sk.name,
+            sk.joint_count(),
+            sk.skin_joint_count()
+        );
+        write_tree(&mut s, sk);
+    }
+    if !model.clips.is_empty() {
+        let _ = writeln!(s, "\nclips:");
+    }
+    for clip in &model.clips {
+        let mut kinds: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+        for c in &clip.channels {
+            *kinds
+                .entry((c.property.as_str(), c.interpolation.as_str()))
+                .or_default() += 1;
+        }
+        let kinds: Vec<String> = kinds.iter().map(|((p, i), n)| format!("{n} {p} {i}")).collect();
+        let keys: usize = clip.channels.iter().map(|c| c.key_count()).sum();
+        let _ = writeln!(
+            s,
+            "  '{}' (skeleton {}): {:.3} s, {} channels, {} keys: {}",
+            clip.name,
+            clip.skeleton,
+            clip.duration,
+            clip.channels.len(),
+            keys,
+            kinds.join(", ")
+        );
+    }
+    if !model.meshes.is_empty() {
+        let _ = writeln!(s, "\nskinned primitives:");
+    }
+    for m in &model.meshes {
+        let material = &m.material;
+        let texture = match material.base_color_texture.and_then(|t| model.images.get(t)) {
+            Some(img) => format!(
+                ", texture '{}' ({} bytes{})",
+                img.name,
+                img.bytes.len(),
+                img.mime_type.as_deref().map(|m| format!(", {m}")).unwrap_or_default()
+            ),
+            None => String::new(),
+        };
+        let c = material.base_color_factor;
+        let _ = writeln!(
+            s,
+            "  {}: {} vertices, {} triangles, max {} influences (file: {}), material '{}' base colour ({:.3}, {:.3}, {:.3}, {:.3}){}{}",
+            m.name,
+            m.vertex_count(),
+            m.triangle_count(),
+            m.max_influences,
+            m.source_max_influences,
+            material.name,
+            c.x,
+            c.y,
+            c.z,
+            c.w,
+            texture,
+            if m.colors.is_empty() { "" } else { ", vertex colours" }
+        );
+    }
+    let b = model.bounds();
+    if b.is_empty() {
+        let _ = writeln!(s, "\nbounds: empty");
+    } else {
+        let _ = writeln!(
+            s,
+            "\nbounds (bind space): min ({:.3}, {:.3}, {:.3}) max ({:.3}, {:.3}, {:.3}) size ({:.3}, {:.3}, {:.3})",
+            b.min.x,
+            b.min.y,
+            b.min.z,
+            b.max.x,
+            b.max.y,
+            b.max.z,
+            b.size().x,
+            b.size().y,
+            b.size().z
+        );
+    }
+    for w in &model.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    s
+}
+
+/// Writes the joint tree with two spaces of indent per level. Skin joints show their skin index.
+fn write_tree(s: &mut String, sk: &Skeleton) {
+    let mut depth = vec![0usize; sk.joint_count()];
+    let mut skin_index = vec![None; sk.joint_count()];
+    for (k, &j) in sk.skin_joints.iter().enumerate() {
+        skin_index[usize::from(j)] = Some(k);
+    }
+    for (i, &p) in sk.parents.iter().enumerate() {
+        if p != NO_PARENT {
+            depth[i] = depth[usize::from(p)] + 1;
+        }
+        let tag = match skin_index[i] {
+            Some(k) => format!("[skin {k}]"),
+            None => "[not in skin]".to_owned(),
+        };
+        let _ = writeln!(
+            s,
+            "  {:indent$}{} {} {}",
+            "",
+            i,
+            sk.joint_names[i],
+            tag,
+            indent = 2 * depth[i]
+        );
+    }
+}
