@@ -1,4 +1,8 @@
-//! Shared helpers for the crowd benches: the `bench!` naming macro and asset paths.
+//! Shared helpers for the crowd benches: the `bench!` naming macro, asset paths, generated test
+//! characters, and the in-process harness behind `cargo xtask bench`.
+
+pub mod harness;
+pub mod synthetic;
 
 /// Names a benchmark `crate/operation/case`, so that every bench in the workspace sorts and filters alike.
 #[macro_export]

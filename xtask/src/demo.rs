@@ -7,9 +7,12 @@
 use std::path::Path;
 use std::time::Instant;
 
-use anim_pose::{Aabb, Clip, Model, NO_PARENT, Transform};
+use anim_pose::{
+    Aabb, Clip, LocalToModelJob, Model, NO_PARENT, PoolClip, PosePool, PosePoolOptions, RuntimeClip,
+    RuntimeClipOptions, SamplingJob, SlotRef, SoaTransform, Transform,
+};
 use anyhow::{Context, Result, bail};
-use glam::{Mat4, Vec3};
+use glam::{Affine3A, Mat4, Vec3};
 
 /// Runs the demo on `path`, sampling at `rate` Hz.
 pub fn run(path: &Path, rate: f32) -> Result<()> {
@@ -45,7 +48,7 @@ pub fn run(path: &Path, rate: f32) -> Result<()> {
             "seam (mm)",
             "animated bounds (m)"
         );
-        for clip in clips {
+        for &clip in &clips {
             let stats = sample_clip(&model, si, clip, rate)?;
             let size = stats.bounds.size();
             println!(
@@ -63,7 +66,10 @@ pub fn run(path: &Path, rate: f32) -> Result<()> {
                 size.z
             );
         }
-        let _ = sk;
+        runtime_section(sk, &clips)?;
+    }
+    if cfg!(debug_assertions) {
+        println!("(timings are from a debug build; `cargo xtask bench` measures optimized code)");
     }
     println!("total {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
     Ok(())
@@ -173,4 +179,90 @@ fn sample_clip(model: &Model, si: usize, clip: &Clip, rate: f32) -> Result<ClipS
         seam_mm: seam * 1e3,
         bounds,
     })
+}
+
+/// Builds each clip's runtime form, compares runtime playback with the exact evaluator, and drives a pose pool.
+fn runtime_section(sk: &anim_pose::Skeleton, clips: &[&Clip]) -> Result<()> {
+    let options = RuntimeClipOptions::default();
+    println!(
+        "  runtime clips (budget {:.2} mm, {:.4} rad):",
+        options.budget.translation * 1e3,
+        options.budget.rotation
+    );
+    println!(
+        "  {:<10} {:>8} {:>7} {:>9} {:>10} {:>10} {:>8} {:>22}",
+        "clip", "rate", "frames", "bytes", "err (mm)", "err (rad)", "loops", "max joint diff (mm)"
+    );
+    let mut runtime = Vec::with_capacity(clips.len());
+    let mut local = vec![Transform::IDENTITY; sk.joint_count()];
+    let mut exact = vec![Mat4::IDENTITY; sk.joint_count()];
+    let mut soa = vec![SoaTransform::IDENTITY; anim_pose::num_soa_joints(sk.joint_count())];
+    let mut fast = vec![Affine3A::IDENTITY; sk.joint_count()];
+    for clip in clips {
+        let rt = RuntimeClip::build(clip, sk, &options)?;
+        // Joint positions of the runtime path (SoA sampling, SoA local-to-model) against the exact path.
+        let mut worst = 0.0f32;
+        for f in 0..=60 {
+            let t = clip.duration * f as f32 / 60.0;
+            clip.sample_local_pose(sk, t, &mut local)?;
+            sk.local_to_model(&local, &mut exact)?;
+            SamplingJob {
+                clip: &rt,
+                time: t,
+                output: &mut soa,
+            }
+            .run()?;
+            LocalToModelJob {
+                skeleton: sk,
+                input: &soa,
+                output: &mut fast,
+                from: None,
+                root: None,
+            }
+            .run()?;
+            for (e, r) in exact.iter().zip(&fast) {
+                worst = worst.max(e.w_axis.truncate().distance(Vec3::from(r.translation)));
+            }
+        }
+        let e = rt.error();
+        println!(
+            "  {:<10} {:>6.1}Hz {:>7} {:>9} {:>10.4} {:>10.5} {:>8} {:>22.4}",
+            rt.name(),
+            rt.rate_hz(),
+            rt.frame_count(),
+            rt.memory_bytes(),
+            e.translation * 1e3,
+            e.rotation,
+            if rt.is_looping() { "yes" } else { "no" },
+            worst * 1e3
+        );
+        runtime.push(rt);
+    }
+    // A pose pool of every clip with 16 slots, and 10,000 instances spread over clips and phases.
+    let pool_clips: Vec<PoolClip> = runtime.iter().map(|clip| PoolClip { clip, slots: 16 }).collect();
+    let mut pool = PosePool::new(sk, &pool_clips, &PosePoolOptions::default())?;
+    let instances = 10_000;
+    let tracks: Vec<u16> = (0..instances).map(|i| (i % runtime.len()) as u16).collect();
+    let times: Vec<f32> = (0..instances).map(|i| (i as f32 * 0.618_034).fract() * 4.0).collect();
+    let mut refs = vec![SlotRef::default(); instances];
+    let s = Instant::now();
+    pool.update(0.5)?;
+    let update_us = s.elapsed().as_secs_f64() * 1e6;
+    let s = Instant::now();
+    pool.map_instances(&tracks, &times, &mut refs)?;
+    let map_us = s.elapsed().as_secs_f64() * 1e6;
+    let mut used = vec![false; pool.slot_count()];
+    for r in &refs {
+        used[usize::from(r.slot_a)] = true;
+        used[usize::from(r.slot_b)] = true;
+    }
+    println!(
+        "  pose pool: {} clips x 16 slots = {} poses of {} joints, updated in {update_us:.0} us; {instances} instances \
+         mapped to slot pairs in {map_us:.0} us, using {} slots",
+        runtime.len(),
+        pool.clip_slot_count(),
+        pool.joint_count(),
+        used.iter().filter(|&&u| u).count()
+    );
+    Ok(())
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anim_pose::{Model, NO_PARENT, Skeleton};
+use anim_pose::{Clip, Model, NO_PARENT, RuntimeClip, RuntimeClipOptions, Skeleton};
 use anyhow::{Context, Result};
 
 /// Imports `path` and prints the report; an import error becomes the command's error.
@@ -59,6 +59,7 @@ pub fn report(path: &Path, model: &Model) -> String {
             keys,
             kinds.join(", ")
         );
+        let _ = writeln!(s, "    runtime: {}", runtime_summary(model, clip));
     }
     if !model.meshes.is_empty() {
         let _ = writeln!(s, "\nskinned primitives:");
@@ -140,5 +141,30 @@ fn write_tree(s: &mut String, sk: &Skeleton) {
             tag,
             indent = 2 * depth[i]
         );
+    }
+}
+
+/// The runtime clip built with the default error budget: its rate, memory, measured error and looping.
+fn runtime_summary(model: &Model, clip: &Clip) -> String {
+    let Some(skeleton) = model.skeletons.get(clip.skeleton) else {
+        return format!("no skeleton {}", clip.skeleton);
+    };
+    let options = RuntimeClipOptions::default();
+    match RuntimeClip::build(clip, skeleton, &options) {
+        Ok(rt) => {
+            let e = rt.error();
+            format!(
+                "{:.1} Hz, {} frames, {} bytes, error {:.4} mm / {:.5} rad (budget {:.2} mm / {:.4} rad), {}",
+                rt.rate_hz(),
+                rt.frame_count(),
+                rt.memory_bytes(),
+                e.translation * 1e3,
+                e.rotation,
+                options.budget.translation * 1e3,
+                options.budget.rotation,
+                if rt.is_looping() { "looping" } else { "clamped" }
+            )
+        }
+        Err(e) => format!("cannot build: {e}"),
     }
 }

@@ -4,12 +4,17 @@
 //! - `demo`: imports the default character (or `--model PATH`), samples every clip, skins the mesh on the
 //!   CPU at every sampled frame, and prints the skeleton, clip and animated-bounds statistics.
 //! - `gen-assets`: regenerates `assets/crowd_character.glb` from our own code.
-//! - `inspect MODEL`: prints a glTF model's skeleton tree, clips, skinned primitives and bounds.
-//! - `bench`: runs the criterion benches (`cargo bench -p crowd-benches`).
+//! - `inspect MODEL`: prints a glTF model's skeleton tree, clips (with the runtime clip's rate, memory and error),
+//!   skinned primitives and bounds.
+//! - `skin MODEL --clip N --times LIST --out FILE [--path exact|runtime]`: world-space skinned vertex positions as
+//!   JSON, through the exact evaluator or the runtime clip and jobs.
+//! - `bench [--quick] [--json FILE] [GROUP...]`: the headline measurements in a release build;
+//!   `bench --criterion` runs the criterion benches.
 
 mod character;
 mod demo;
 mod inspect;
+mod skin;
 #[cfg(test)]
 mod tidy;
 
@@ -48,9 +53,27 @@ enum Cmd {
         /// The `.glb` or `.gltf` file.
         model: PathBuf,
     },
-    /// Run the criterion benches; extra arguments go to criterion.
+    /// Write world-space skinned vertex positions of a model at given times of one animation, as JSON.
+    Skin {
+        /// The `.glb` or `.gltf` file.
+        model: PathBuf,
+        /// The glTF animation index.
+        #[arg(long)]
+        clip: usize,
+        /// Comma-separated times in seconds, taken modulo the animation's duration.
+        #[arg(long)]
+        times: String,
+        /// The JSON file written.
+        #[arg(long)]
+        out: PathBuf,
+        /// How poses are evaluated.
+        #[arg(long, value_enum, default_value = "exact")]
+        path: skin::EvalPath,
+    },
+    /// Run the headline measurements: `bench [--quick] [--json FILE] [GROUP...]`; `bench --criterion [ARGS]`
+    /// runs the criterion benches instead.
     Bench {
-        /// Arguments passed to the bench binaries, for example a filter.
+        /// Arguments for the harness (`--quick`, `--json FILE`, groups), or `--criterion` and criterion's arguments.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -74,19 +97,42 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::GenAssets { check } => gen_assets(&root, check),
         Cmd::Inspect { model } => inspect::run(&model),
-        Cmd::Bench { args } => {
-            let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
-                .current_dir(&root)
-                .args(["bench", "-p", "crowd-benches", "--"])
-                .args(&args)
-                .status()
-                .context("cannot start cargo bench")?;
-            if !status.success() {
-                bail!("cargo bench failed with {status}");
-            }
-            Ok(())
-        }
+        Cmd::Skin {
+            model,
+            clip,
+            times,
+            out,
+            path,
+        } => skin::run(&model, clip, &times, &out, path),
+        Cmd::Bench { args } => bench(&root, &args),
     }
+}
+
+/// Runs the harness (`crowd-bench`, release build) or, with `--criterion`, the criterion benches.
+fn bench(root: &std::path::Path, args: &[String]) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root);
+    if args.first().is_some_and(|a| a == "--criterion") {
+        cmd.args(["bench", "-p", "crowd-benches", "--"]).args(&args[1..]);
+    } else {
+        cmd.args([
+            "run",
+            "--release",
+            "--quiet",
+            "-p",
+            "crowd-benches",
+            "--bin",
+            "crowd-bench",
+            "--",
+        ])
+        .args(args);
+    }
+    let status = cmd.status().context("cannot start cargo")?;
+    if !status.success() {
+        bail!("the benchmark run failed with {status}");
+    }
+    Ok(())
 }
 
 fn gen_assets(root: &std::path::Path, check: bool) -> Result<()> {

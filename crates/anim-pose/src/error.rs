@@ -51,6 +51,19 @@ pub enum Error {
         /// The number of elements given.
         actual: usize,
     },
+    /// A job's inputs break one of its validity rules. Building this error never allocates, so a job's
+    /// `validate()` can run on the hot path.
+    #[error("{job}: {field}{}: {reason}", match index { Some(i) => format!(" {i}"), None => String::new() })]
+    Job {
+        /// The job, for example "SamplingJob".
+        job: &'static str,
+        /// The field at fault, for example "output" or "layers".
+        field: &'static str,
+        /// The element of the field at fault, for example a layer index.
+        index: Option<usize>,
+        /// The rule broken, for example "is shorter than the clip's SoA joint count".
+        reason: &'static str,
+    },
     /// A numeric argument is out of its valid range, for example a NaN sample time.
     #[error("{what}: {message}")]
     InvalidArgument {
@@ -65,6 +78,16 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// Builds an [`Error::Job`] without allocating.
+    pub const fn job(job: &'static str, field: &'static str, index: Option<usize>, reason: &'static str) -> Self {
+        Self::Job {
+            job,
+            field,
+            index,
+            reason,
+        }
+    }
+
     /// Builds an [`Error::Invalid`] for `object`.
     pub fn invalid(object: impl Into<String>, message: impl Into<String>) -> Self {
         Self::Invalid {

@@ -1,4 +1,4 @@
-//! Skeletons, animation clips and skinned meshes for crowd rendering, with no GPU dependency.
+//! Skeletons, animation clips, skinned meshes and the CPU animation runtime for crowds, with no GPU dependency.
 //!
 //! `anim-pose` is the data crate at the head of the crowd pipeline.
 //! It imports skinned, animated glTF 2.0 characters into plain Rust types
@@ -7,18 +7,32 @@
 //! Later stages (`skin-pack`, `crowd-cull`, `crowd-gpu`) consume these types; this crate never depends
 //! on them, nor on wgpu, so an engine can take it alone.
 //!
+//! The runtime drives a crowd in three ways:
+//! - **a pose per instance**: a [`RuntimeClip`] (resampled from an error budget, stored SoA) is sampled by
+//!   [`SamplingJob`], mixed by [`BlendingJob`] (masks, additive layers, crossfades), modified by [`ProceduralJob`],
+//!   and converted by [`LocalToModelJob`];
+//! - **shared pose pools**: a [`PosePool`] samples K phase slots per clip once a frame, and instances map to two
+//!   slots and a fraction ([`PosePool::map_instances`]), with crossfade buckets for transitions;
+//! - **procedural poses**: [`ProceduralJob`] writes rotations from parameters alone.
+//!
+//! Every job is a struct of public fields with `validate()` and a `run()` that never allocates.
+//!
 //! # Example
 //!
 //! ```no_run
 //! # #[cfg(feature = "gltf")]
 //! # fn main() -> anim_pose::Result<()> {
+//! use anim_pose::{LocalToModelJob, RuntimeClip, RuntimeClipOptions, SamplingJob, SoaTransform};
+//!
 //! let model = anim_pose::import_file("assets/crowd_character.glb")?;
 //! let skeleton = &model.skeletons[0];
-//! let clip = &model.clips[0];
-//! let mut pose = vec![anim_pose::Transform::IDENTITY; skeleton.joint_count()];
-//! clip.sample_local_pose(skeleton, 0.5 * clip.duration, &mut pose)?;
-//! let mut model_space = vec![glam::Mat4::IDENTITY; skeleton.joint_count()];
-//! skeleton.local_to_model(&pose, &mut model_space)?;
+//! let clip = RuntimeClip::build(&model.clips[0], skeleton, &RuntimeClipOptions::default())?;
+//! // Set up once per instance...
+//! let mut local = vec![SoaTransform::IDENTITY; clip.num_soa_joints()];
+//! let mut model_space = vec![glam::Affine3A::IDENTITY; skeleton.joint_count()];
+//! // ...then every frame, without allocating.
+//! SamplingJob { clip: &clip, time: 0.5, output: &mut local }.run()?;
+//! LocalToModelJob { skeleton, input: &local, output: &mut model_space, from: None, root: None }.run()?;
 //! # Ok(())
 //! # }
 //! # #[cfg(not(feature = "gltf"))]
@@ -33,20 +47,37 @@
 //! - `scalar`: uses glam's scalar math instead of SIMD.
 
 mod asserts;
+mod blending_job;
 mod clip;
 mod error;
 #[cfg(feature = "gltf")]
 mod import;
+mod local_to_model_job;
 mod mesh;
 mod model;
+mod pose_pool;
+mod procedural_job;
+mod root_motion;
+mod runtime_clip;
+mod sampling_job;
 mod skeleton;
+mod soa;
 mod transform;
 
+pub use blending_job::{BlendLayer, BlendingJob};
 pub use clip::{Channel, ChannelValues, Clip, Interpolation, Property};
 pub use error::{Error, Result};
 #[cfg(feature = "gltf")]
 pub use import::{import_file, import_slice};
+pub use local_to_model_job::LocalToModelJob;
 pub use mesh::{Indices, Material, SkinnedMesh, TextureImage};
 pub use model::{Aabb, ImportWarning, Model, SkinBinding};
+pub use pose_pool::{ClipSlots, CrossfadeRef, MAX_CROSSFADE_LEVELS, MAX_POOL_SLOTS, PoolClip};
+pub use pose_pool::{PosePool, PosePoolOptions, SlotRef};
+pub use procedural_job::{Procedural, ProceduralJob, SineSway};
+pub use root_motion::{RootDisplacement, RootMotion};
+pub use runtime_clip::{ErrorBudget, Looping, ResampleError, RuntimeClip, RuntimeClipOptions};
+pub use sampling_job::SamplingJob;
 pub use skeleton::{MAX_JOINTS, NO_PARENT, Skeleton};
+pub use soa::{MAX_SOA_JOINTS, SoaQuat, SoaTransform, SoaVec3, num_soa_joints, pack_soa, unpack_soa};
 pub use transform::Transform;

@@ -86,6 +86,9 @@ pub struct Model {
     pub images: Vec<TextureImage>,
     /// Things that were ignored or repaired on import, for the user to see.
     pub warnings: Vec<ImportWarning>,
+    /// glTF node indices of the default scene (scene 0 when the file names none) in depth-first order,
+    /// children in the order listed; empty when the file has no scene.
+    pub default_scene_nodes: Vec<usize>,
 }
 
 impl Model {

@@ -22,6 +22,30 @@ pub enum Error {
         /// The element at fault.
         index: usize,
     },
+    /// A vertex names a joint that is not in the skinning palette.
+    #[error(
+        "vertex {vertex} influence {influence}: joint index {joint} is out of range for a palette of {palette_len} entries"
+    )]
+    JointOutOfRange {
+        /// The vertex at fault.
+        vertex: usize,
+        /// Which of the vertex's four influences (0 to 3).
+        influence: usize,
+        /// The joint index it names.
+        joint: u16,
+        /// The palette length.
+        palette_len: usize,
+    },
+    /// A skeleton's skin joint maps past the skeleton's joints, so the skeleton does not validate.
+    #[error("skin joint {skin_joint} maps to joint {joint}, out of range for {joint_count} joints")]
+    SkinJointOutOfRange {
+        /// The skin joint at fault.
+        skin_joint: usize,
+        /// The skeleton joint it maps to.
+        joint: u16,
+        /// The number of skeleton joints.
+        joint_count: usize,
+    },
 }
 
 /// The crate's result type.

@@ -97,7 +97,9 @@ pub fn import_slice(bytes: &[u8], base_dir: Option<&Path>) -> Result<Model> {
     clips::check_animations(&src)?;
     let clips = clips::build_clips(&mut src, &skeletons)?;
     let (meshes, bindings, images) = meshes::build_meshes(&mut src, &skeletons)?;
+    let default_scene_nodes = default_scene_nodes(&src.root);
     Ok(Model {
+        default_scene_nodes,
         skeletons,
         clips,
         meshes,
@@ -105,6 +107,33 @@ pub fn import_slice(bytes: &[u8], base_dir: Option<&Path>) -> Result<Model> {
         images,
         warnings: src.warnings,
     })
+}
+
+/// The nodes of the default scene (scene 0 when the file names none) in depth-first order, children in the
+/// order listed; empty when the file has no scene.
+///
+/// The walk uses an explicit stack, so deep hierarchies cannot overflow the call stack.
+/// The document is known to be a forest whose scene nodes are roots, so each node is reached once;
+/// a root listed twice by the scene is walked once.
+fn default_scene_nodes(root: &json::Root) -> Vec<usize> {
+    let scene = root.scene.map_or(0, |s| s.value());
+    let Some(scene) = root.scenes.get(scene) else {
+        return Vec::new();
+    };
+    let mut visited = vec![false; root.nodes.len()];
+    let mut order = Vec::new();
+    // Nodes are pushed in reverse so that they pop in the order listed.
+    let mut stack: Vec<usize> = scene.nodes.iter().rev().map(|n| n.value()).collect();
+    while let Some(n) = stack.pop() {
+        match visited.get_mut(n) {
+            Some(seen) if !*seen => *seen = true,
+            _ => continue,
+        }
+        order.push(n);
+        let children = root.nodes[n].children.iter().flatten();
+        stack.extend(children.rev().map(|c| c.value()));
+    }
+    order
 }
 
 /// A parsed document with its loaded buffers and decoded accessors, shared by the import stages.
@@ -194,6 +223,19 @@ mod tests {
         assert!(e.starts_with("node 2: has two parents"), "{e}");
         let cycle = r#"{"asset":{"version":"2.0"},"nodes":[{"children":[1]},{"children":[0]}]}"#;
         assert!(import_slice(cycle.as_bytes(), None).is_err());
+    }
+
+    #[test]
+    fn default_scene_nodes_are_depth_first() {
+        let text = r#"{"asset":{"version":"2.0"},"scene":1,"scenes":[{"nodes":[0]},{"nodes":[3,0]}],
+            "nodes":[{"children":[2,1]},{},{"children":[4]},{},{}]}"#;
+        let model = import_slice(text.as_bytes(), None).expect("valid");
+        assert_eq!(model.default_scene_nodes, [3, 0, 2, 4, 1]);
+        let no_default = text.replace(r#""scene":1,"#, "");
+        let model = import_slice(no_default.as_bytes(), None).expect("valid");
+        assert_eq!(model.default_scene_nodes, [0, 2, 4, 1]);
+        let model = import_slice(chain(3, false).as_bytes(), None).expect("valid");
+        assert!(model.default_scene_nodes.is_empty());
     }
 
     #[test]

@@ -1,0 +1,297 @@
+//! `crowd-bench`: the headline measurements behind `cargo xtask bench [--quick] [--json FILE] [GROUP...]`.
+//!
+//! Each figure is the median of repeated runs after a warm-up, measured in-process in a release build.
+//! `--quick` finishes in under a minute. Groups select figures by their crate prefix (`anim_pose`).
+//! The criterion benches in `benches/benches/` cover the same operations for detailed work.
+
+use std::path::PathBuf;
+
+use anim_pose::{
+    LocalToModelJob, PoolClip, PosePool, PosePoolOptions, RuntimeClip, RuntimeClipOptions, SamplingJob, Skeleton,
+    SlotRef, SoaTransform,
+};
+use crowd_benches::harness::{Effort, Figure, median_seconds_per_iteration, report_json, report_table};
+use glam::Affine3A;
+
+struct Args {
+    quick: bool,
+    json: Option<PathBuf>,
+    groups: Vec<String>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        quick: false,
+        json: None,
+        groups: Vec::new(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => args.quick = true,
+            "--json" => args.json = Some(it.next().ok_or("--json needs a file name")?.into()),
+            "--bench" => {}
+            "-h" | "--help" => {
+                return Err(format!(
+                    "usage: cargo xtask bench [--quick] [--json FILE] [GROUP...]\ngroups: {}",
+                    GROUPS.join(", ")
+                ));
+            }
+            g if g.starts_with('-') => return Err(format!("unknown option {g}")),
+            g => args.groups.push(g.to_owned()),
+        }
+    }
+    for g in &args.groups {
+        if !GROUPS.contains(&g.as_str()) {
+            return Err(format!("unknown group '{g}'; groups: {}", GROUPS.join(", ")));
+        }
+    }
+    Ok(args)
+}
+
+/// Every group, by crate.
+/// `pool_k` computes the pose-pool slot counts for error budgets; it takes tens of seconds, so `--quick` skips it
+/// unless it is named.
+const GROUPS: &[&str] = &["anim_pose", "pool_k"];
+
+fn main() {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "warning: crowd-bench is a debug build; figures are meaningless (run it through `cargo xtask bench`)"
+        );
+    }
+    let wants = |g: &str| args.groups.is_empty() || args.groups.iter().any(|x| x == g);
+    let mut figures = Vec::new();
+    if wants("anim_pose") {
+        if let Err(e) = anim_pose_group(args.quick, &mut figures) {
+            eprintln!("error: anim_pose group: {e}");
+            std::process::exit(1);
+        }
+    }
+    let named = |g: &str| args.groups.iter().any(|x| x == g);
+    if named("pool_k") || (args.groups.is_empty() && !args.quick) {
+        if let Err(e) = pool_k_group(&mut figures) {
+            eprintln!("error: pool_k group: {e}");
+            std::process::exit(1);
+        }
+    }
+    print!("{}", report_table(&figures));
+    if let Some(path) = args.json {
+        if let Err(e) = std::fs::write(&path, report_json(&figures)) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            std::process::exit(1);
+        }
+        println!("wrote {}", path.display());
+    }
+}
+
+/// Sample + local-to-model of one instance, advancing time by 1/60 s per iteration, in ns per joint.
+fn sample_ltm_ns_per_joint(effort: Effort, skeleton: &Skeleton, clip: &RuntimeClip) -> Result<f64, anim_pose::Error> {
+    let mut local = vec![SoaTransform::IDENTITY; clip.num_soa_joints()];
+    let mut model = vec![Affine3A::IDENTITY; skeleton.joint_count()];
+    let mut t = 0.0f32;
+    let dt = 1.0 / 60.0;
+    // Check once outside the timed loop, so that the loop can unwrap.
+    SamplingJob {
+        clip,
+        time: t,
+        output: &mut local,
+    }
+    .run()?;
+    LocalToModelJob {
+        skeleton,
+        input: &local,
+        output: &mut model,
+        from: None,
+        root: None,
+    }
+    .run()?;
+    let secs = median_seconds_per_iteration(effort, || {
+        t += dt;
+        if t > clip.duration() {
+            t -= clip.duration();
+        }
+        SamplingJob {
+            clip,
+            time: std::hint::black_box(t),
+            output: &mut local,
+        }
+        .run()
+        .expect("validated above");
+        LocalToModelJob {
+            skeleton,
+            input: &local,
+            output: &mut model,
+            from: None,
+            root: None,
+        }
+        .run()
+        .expect("validated above");
+        std::hint::black_box(&model);
+    });
+    Ok(secs * 1e9 / skeleton.joint_count() as f64)
+}
+
+/// Sampling alone and local-to-model alone, in ns per joint, for the walk clip (the parts of the headline figure).
+fn split_ns_per_joint(effort: Effort, skeleton: &Skeleton, clip: &RuntimeClip) -> Result<(f64, f64), anim_pose::Error> {
+    let mut local = vec![SoaTransform::IDENTITY; clip.num_soa_joints()];
+    let mut model = vec![Affine3A::IDENTITY; skeleton.joint_count()];
+    let mut t = 0.0f32;
+    SamplingJob {
+        clip,
+        time: t,
+        output: &mut local,
+    }
+    .run()?;
+    let sample = median_seconds_per_iteration(effort, || {
+        t += 1.0 / 60.0;
+        if t > clip.duration() {
+            t -= clip.duration();
+        }
+        SamplingJob {
+            clip,
+            time: std::hint::black_box(t),
+            output: &mut local,
+        }
+        .run()
+        .expect("validated above");
+        std::hint::black_box(&local);
+    });
+    LocalToModelJob {
+        skeleton,
+        input: &local,
+        output: &mut model,
+        from: None,
+        root: None,
+    }
+    .run()?;
+    let ltm = median_seconds_per_iteration(effort, || {
+        LocalToModelJob {
+            skeleton,
+            input: std::hint::black_box(&local),
+            output: &mut model,
+            from: None,
+            root: None,
+        }
+        .run()
+        .expect("validated above");
+        std::hint::black_box(&model);
+    });
+    let n = skeleton.joint_count() as f64;
+    Ok((sample * 1e9 / n, ltm * 1e9 / n))
+}
+
+fn anim_pose_group(quick: bool, figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::error::Error>> {
+    let model = anim_pose::import_file(crowd_benches::default_character())?;
+    let skeleton = &model.skeletons[0];
+    let walk = model
+        .clips_for(0)
+        .find(|c| c.name == "walk")
+        .ok_or("the default character has no walk clip")?;
+    let walk = RuntimeClip::build(walk, skeleton, &RuntimeClipOptions::default())?;
+    let effort = Effort::new(quick, 20_000);
+    let v = sample_ltm_ns_per_joint(effort, skeleton, &walk)?;
+    figures.push(Figure {
+        name: "anim_pose.sample_ltm_ns_per_joint".into(),
+        value: v,
+        target: "<= 10",
+        met: v <= 10.0,
+    });
+    let (sample, ltm) = split_ns_per_joint(effort, skeleton, &walk)?;
+    figures.push(Figure {
+        name: "anim_pose.sample_ns_per_joint".into(),
+        value: sample,
+        target: "part",
+        met: true,
+    });
+    figures.push(Figure {
+        name: "anim_pose.ltm_ns_per_joint".into(),
+        value: ltm,
+        target: "part",
+        met: true,
+    });
+
+    let skeleton67 = crowd_benches::synthetic::skeleton_67();
+    let clip67 = RuntimeClip::build(
+        &crowd_benches::synthetic::clip_for(&skeleton67),
+        &skeleton67,
+        &RuntimeClipOptions::default(),
+    )?;
+    let v = sample_ltm_ns_per_joint(effort, &skeleton67, &clip67)?;
+    figures.push(Figure {
+        name: "anim_pose.sample_ltm_ns_per_joint_67".into(),
+        value: v,
+        target: "<= 10",
+        met: v <= 10.0,
+    });
+
+    // The pose pool: the default character's 4 clips with 32 slots each, updated on 2 threads.
+    let clips: Vec<RuntimeClip> = model
+        .clips_for(0)
+        .map(|c| RuntimeClip::build(c, skeleton, &RuntimeClipOptions::default()))
+        .collect::<Result<_, _>>()?;
+    let pool_clips: Vec<PoolClip> = clips.iter().map(|clip| PoolClip { clip, slots: 32 }).collect();
+    let mut pool = PosePool::new(skeleton, &pool_clips, &PosePoolOptions::default())?;
+    let threads = rayon::ThreadPoolBuilder::new().num_threads(2).build()?;
+    let mut t = 0.0f32;
+    let secs = threads.install(|| {
+        pool.update(t).expect("the pool updates");
+        median_seconds_per_iteration(Effort::new(quick, 200), || {
+            t += 1.0 / 60.0;
+            pool.update(std::hint::black_box(t)).expect("the pool updates");
+        })
+    });
+    let v = secs * 1e3;
+    figures.push(Figure {
+        name: "anim_pose.pool_update_ms".into(),
+        value: v,
+        target: "<= 0.1",
+        met: v <= 0.1,
+    });
+
+    // Mapping 100,000 instances, spread over the 4 clips at scattered times, to slot pairs.
+    let n = 100_000;
+    let tracks: Vec<u16> = (0..n).map(|i| (i % clips.len()) as u16).collect();
+    let times: Vec<f32> = (0..n).map(|i| (i as f32 * 0.618_034).fract() * 4.0).collect();
+    let mut out = vec![SlotRef::default(); n];
+    let secs = median_seconds_per_iteration(Effort::new(quick, 20), || {
+        pool.map_instances(&tracks, std::hint::black_box(&times), &mut out)
+            .expect("maps");
+        std::hint::black_box(&out);
+    });
+    let v = secs * 1e9 / n as f64;
+    figures.push(Figure {
+        name: "anim_pose.slot_map_ns_per_instance".into(),
+        value: v,
+        target: "<= 2",
+        met: v <= 2.0,
+    });
+    Ok(())
+}
+
+/// The smallest pose-pool slot count K per clip of the default character at 1 mm and 5 mm of vertex error.
+fn pool_k_group(figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::error::Error>> {
+    let model = anim_pose::import_file(crowd_benches::default_character())?;
+    let skeleton = &model.skeletons[0];
+    let mesh = &model.meshes[0];
+    for clip in model.clips_for(0) {
+        let rt = RuntimeClip::build(clip, skeleton, &RuntimeClipOptions::default())?;
+        for (mm, tolerance) in [(1, 1e-3f32), (5, 5e-3)] {
+            let k = skin_pack::slots_for_tolerance(skeleton, &rt, mesh, tolerance, 4096)?;
+            figures.push(Figure {
+                name: format!("anim_pose.pool_k_{mm}mm.{}", clip.name),
+                value: k as f64,
+                target: "report",
+                met: true,
+            });
+        }
+    }
+    Ok(())
+}

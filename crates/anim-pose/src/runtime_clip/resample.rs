@@ -1,0 +1,433 @@
+//! Build-time resampling: the exact source pose (in place with root-motion extraction), uniform frames and
+//! the error measurement against the exact evaluation.
+
+use glam::{Quat, Vec3, Vec4};
+
+use super::{Limits, ResampleError, Timeline, interpolate};
+use crate::root_motion::{wrap_angle, yaw_angle, yaw_twist};
+use crate::{Channel, Clip, Interpolation, Property, RootMotion, Skeleton};
+
+/// The three properties, in the order of their `as usize` index.
+const PROPERTIES: [Property; 3] = [Property::Translation, Property::Rotation, Property::Scale];
+
+/// Scales under this length are measured with this length as the denominator of the relative error.
+const SCALE_FLOOR: f32 = 0.01;
+
+/// The resampled values of one (joint, property).
+pub(super) enum Track {
+    /// The same value at every frame (within a thousandth of the budget).
+    Constant(Vec4),
+    /// One value per frame.
+    Frames(Vec<Vec4>),
+}
+
+/// Every joint's tracks at one rate.
+pub(super) struct Resampled {
+    /// Per joint, the tracks of translation, rotation and scale.
+    pub(super) tracks: Vec<[Track; 3]>,
+    /// Per joint and property, true when the channel is STEP, so that the lane holds its frame.
+    pub(super) step: Vec<[bool; 3]>,
+    /// The extracted root motion, when requested.
+    pub(super) root_motion: Option<RootMotion>,
+}
+
+/// How the poses at 0 and at the duration compare.
+pub(super) struct Seam {
+    /// True when every (joint, property) matches within the budget.
+    pub(super) matches: bool,
+    /// Per joint and property, true when it does not.
+    discontinuous: Vec<[bool; 3]>,
+}
+
+/// The largest errors measured, with the joint where each was reached.
+#[derive(Default)]
+pub(super) struct Measured {
+    /// The largest errors.
+    pub(super) error: ResampleError,
+    /// The joint of each largest error, by property index.
+    worst_joint: [usize; 3],
+}
+
+impl Measured {
+    /// Records error `e` of `property` at `joint`. A NaN error is kept, so that it fails the budget.
+    fn record(&mut self, property: Property, joint: usize, e: f32) {
+        let slot = match property {
+            Property::Translation => &mut self.error.translation,
+            Property::Rotation => &mut self.error.rotation,
+            Property::Scale => &mut self.error.scale,
+        };
+        if e > *slot || e.is_nan() {
+            *slot = e;
+            self.worst_joint[property as usize] = joint;
+        }
+    }
+
+    /// The property furthest over its budget, for example "0.310 mm translation error at joint 12 ('forearm_l')".
+    pub(super) fn describe_worst(&self, skeleton: &Skeleton, budget: &Limits) -> String {
+        let e = &self.error;
+        let ratios = [
+            e.translation / budget.translation,
+            e.rotation / budget.rotation,
+            e.scale / budget.scale,
+        ];
+        let worst = (0..3).fold(0, |w, i| {
+            if ratios[i] > ratios[w] || ratios[i].is_nan() {
+                i
+            } else {
+                w
+            }
+        });
+        let joint = self.worst_joint[worst];
+        let name = skeleton.joint_names.get(joint).map_or("", String::as_str);
+        let what = match PROPERTIES[worst] {
+            Property::Translation => format!("{:.3} mm translation error", e.translation * 1000.0),
+            Property::Rotation => format!("{:.5} rad rotation error", e.rotation),
+            Property::Scale => format!("{:.5} relative scale error", e.scale),
+        };
+        format!("{what} at joint {joint} ('{name}')")
+    }
+}
+
+/// The root's pose at time 0, the origin of the extracted motion.
+#[derive(Clone, Copy)]
+struct RootStart {
+    /// The root's translation at time 0.
+    translation: Vec3,
+    /// The twist about +Y of the root's rotation at time 0.
+    twist: Quat,
+}
+
+/// The exact pose of a clip, joint by joint, with the root in place when root motion is extracted.
+pub(super) struct Source<'a> {
+    /// The clip.
+    clip: &'a Clip,
+    /// Its skeleton.
+    skeleton: &'a Skeleton,
+    /// Per joint, the index of the channel animating each property.
+    channels: Vec<[Option<usize>; 3]>,
+    /// The root's start pose, when root motion is extracted.
+    root: Option<RootStart>,
+}
+
+impl<'a> Source<'a> {
+    /// The source of a validated `clip` of `skeleton`.
+    pub(super) fn new(clip: &'a Clip, skeleton: &'a Skeleton, extract_root_motion: bool) -> Self {
+        let mut channels = vec![[None; 3]; skeleton.joint_count()];
+        for (i, c) in clip.channels.iter().enumerate() {
+            if let Some(slots) = channels.get_mut(usize::from(c.joint)) {
+                slots[c.property as usize] = Some(i);
+            }
+        }
+        let mut source = Self {
+            clip,
+            skeleton,
+            channels,
+            root: None,
+        };
+        if extract_root_motion {
+            let translation = source.raw(0, Property::Translation, 0.0).truncate();
+            let twist = yaw_twist(Quat::from_vec4(source.raw(0, Property::Rotation, 0.0)));
+            source.root = Some(RootStart { translation, twist });
+        }
+        source
+    }
+
+    /// The channel animating `property` of `joint`, if any.
+    fn channel(&self, joint: usize, property: Property) -> Option<&'a Channel> {
+        let index = self.channels.get(joint)?[property as usize]?;
+        self.clip.channels.get(index)
+    }
+
+    /// The exact value of `property` of `joint` at `t`, before root-motion extraction.
+    fn raw(&self, joint: usize, property: Property, t: f32) -> Vec4 {
+        if let Some(c) = self.channel(joint, property) {
+            return c.sample(t);
+        }
+        let rest = self.skeleton.rest_pose.get(joint).copied().unwrap_or_default();
+        match property {
+            Property::Translation => rest.translation.extend(0.0),
+            Property::Rotation => Vec4::from(rest.rotation),
+            Property::Scale => rest.scale.extend(0.0),
+        }
+    }
+
+    /// The exact value of `property` of `joint` at `t`: with root-motion extraction, the root keeps its
+    /// translation's XZ at time 0 and its rotation loses the change of yaw since time 0.
+    pub(super) fn exact(&self, joint: usize, property: Property, t: f32) -> Vec4 {
+        let v = self.raw(joint, property, t);
+        match (self.root, joint, property) {
+            (Some(start), 0, Property::Translation) => Vec4::new(start.translation.x, v.y, start.translation.z, 0.0),
+            (Some(start), 0, Property::Rotation) => {
+                let q = Quat::from_vec4(v);
+                Vec4::from((start.twist * yaw_twist(q).inverse() * q).normalize())
+            }
+            _ => v,
+        }
+    }
+
+    /// The raw root motion at `t`: the root's horizontal offset from time 0, and its yaw angle (not unwrapped).
+    fn root_offset(&self, t: f32) -> (Vec3, f32) {
+        let start = self.root.map_or(Vec3::ZERO, |s| s.translation);
+        let p = self.raw(0, Property::Translation, t).truncate() - start;
+        let yaw = yaw_angle(Quat::from_vec4(self.raw(0, Property::Rotation, t)));
+        (Vec3::new(p.x, 0.0, p.z), yaw)
+    }
+
+    /// Compares the poses at 0 and at the duration.
+    pub(super) fn seam(&self, budget: &Limits) -> Seam {
+        let duration = self.clip.duration;
+        let mut matches = true;
+        let discontinuous = (0..self.skeleton.joint_count())
+            .map(|joint| {
+                PROPERTIES.map(|p| {
+                    let e = error(p, self.exact(joint, p, 0.0), self.exact(joint, p, duration));
+                    let off = e > limit(p, budget) || e.is_nan();
+                    matches &= !off;
+                    off
+                })
+            })
+            .collect();
+        Seam { matches, discontinuous }
+    }
+
+    /// The track of `property` of `joint` at the timeline's frames.
+    fn track(&self, joint: usize, property: Property, timeline: &Timeline, budget: &Limits) -> Track {
+        if self.channel(joint, property).is_none() {
+            return Track::Constant(self.exact(joint, property, 0.0));
+        }
+        let n = timeline.frame_count();
+        let mut frames: Vec<Vec4> = (0..n)
+            .map(|i| self.exact(joint, property, timeline.frame_time(i)))
+            .collect();
+        if property == Property::Rotation {
+            for i in 1..n {
+                if frames[i].dot(frames[i - 1]) < 0.0 {
+                    frames[i] = -frames[i];
+                }
+            }
+        }
+        if timeline.is_looping() && n > 1 {
+            let first = frames[0];
+            let flip = property == Property::Rotation && first.dot(frames[n - 2]) < 0.0;
+            frames[n - 1] = if flip { -first } else { first };
+        }
+        if is_constant(&frames, property, budget) {
+            Track::Constant(frames[0])
+        } else {
+            Track::Frames(frames)
+        }
+    }
+
+    /// The extracted root motion at the timeline's frames.
+    fn root_motion(&self, timeline: &Timeline) -> RootMotion {
+        let n = timeline.frame_count();
+        let mut translations = Vec::with_capacity(n);
+        let mut yaws = Vec::with_capacity(n);
+        let (mut yaw, mut previous) = (0.0, self.root_offset(0.0).1);
+        for i in 0..n {
+            let (offset, angle) = self.root_offset(timeline.frame_time(i));
+            yaw += wrap_angle(angle - previous);
+            previous = angle;
+            translations.push(offset);
+            yaws.push(yaw);
+        }
+        RootMotion::new(*timeline, translations, yaws)
+    }
+}
+
+/// The budget of `property`.
+fn limit(property: Property, budget: &Limits) -> f32 {
+    match property {
+        Property::Translation => budget.translation,
+        Property::Rotation => budget.rotation,
+        Property::Scale => budget.scale,
+    }
+}
+
+/// The error of `runtime` against `exact`, in the property's metric.
+pub(super) fn error(property: Property, runtime: Vec4, exact: Vec4) -> f32 {
+    match property {
+        Property::Translation => (runtime - exact).truncate().length(),
+        Property::Rotation => rotation_angle(runtime, exact),
+        Property::Scale => (runtime - exact).truncate().length() / exact.truncate().length().max(SCALE_FLOOR),
+    }
+}
+
+/// The angle between two unit quaternions, in radians: `4 asin(|a - b| / 2)` with `b` in `a`'s hemisphere,
+/// computed in f64, which stays accurate for small angles where `acos(dot)` does not.
+pub(super) fn rotation_angle(a: Vec4, b: Vec4) -> f32 {
+    let (a, b) = (a.as_dvec4(), b.as_dvec4());
+    let b = if a.dot(b) < 0.0 { -b } else { b };
+    (4.0 * ((a - b).length() / 2.0).min(1.0).asin()) as f32
+}
+
+/// True when every frame is within a thousandth of the budget (plus two ulps of the value) of the first.
+fn is_constant(frames: &[Vec4], property: Property, budget: &Limits) -> bool {
+    let Some(&first) = frames.first() else {
+        return true;
+    };
+    let magnitude = first.abs().max_element();
+    let tolerance = match property {
+        Property::Translation => budget.translation * 1e-3,
+        // A component difference of d moves the rotation by at most about 2d radians.
+        Property::Rotation => budget.rotation * 0.5e-3,
+        Property::Scale => budget.scale * 1e-3 * magnitude.max(SCALE_FLOOR),
+    } + 2.0 * f32::EPSILON * magnitude;
+    frames.iter().all(|v| (*v - first).abs().max_element() <= tolerance)
+}
+
+/// Resamples every joint at the timeline's frames.
+pub(super) fn resample(source: &Source<'_>, timeline: &Timeline, budget: &Limits) -> Resampled {
+    let joints = source.skeleton.joint_count();
+    let tracks = (0..joints)
+        .map(|joint| PROPERTIES.map(|p| source.track(joint, p, timeline, budget)))
+        .collect();
+    let step = (0..joints)
+        .map(|joint| {
+            PROPERTIES.map(|p| {
+                source
+                    .channel(joint, p)
+                    .is_some_and(|c| c.interpolation == Interpolation::Step)
+            })
+        })
+        .collect();
+    let root_motion = source.root.map(|_| source.root_motion(timeline));
+    Resampled {
+        tracks,
+        step,
+        root_motion,
+    }
+}
+
+/// The test times of a channel: its key times and key midpoints within `[0, duration]`, a uniform grid of
+/// eight points per frame interval, and the duration.
+fn dense_times(keys: &[f32], timeline: &Timeline, out: &mut Vec<f32>) {
+    out.clear();
+    let duration = timeline.duration();
+    let inside = |t: f32| (0.0..=duration).contains(&t);
+    for (i, &k) in keys.iter().enumerate() {
+        out.push(k);
+        if let Some(&next) = keys.get(i + 1) {
+            out.push(0.5 * (k + next));
+        }
+    }
+    out.retain(|&t| inside(t));
+    let grid = 8 * (timeline.frame_count() - 1);
+    out.extend((0..=grid).map(|i| {
+        if grid == 0 {
+            0.0
+        } else {
+            (i as f64 * f64::from(duration) / grid as f64) as f32
+        }
+    }));
+    out.push(duration);
+}
+
+/// The value the runtime computes for one (joint, property) at `t`, as `SamplingJob` does.
+fn runtime_value(track: &Track, property: Property, mask: f32, timeline: &Timeline, t: f32) -> Vec4 {
+    match track {
+        Track::Constant(v) => *v,
+        Track::Frames(frames) => {
+            let (f, u) = timeline.coords(t);
+            interpolate(property, frames[f], frames[f + 1], u * mask)
+        }
+    }
+}
+
+/// Measures the resampled tracks against the exact evaluation; see [`crate::RuntimeClip`] for the test times
+/// and the intervals left out.
+pub(super) fn measure(source: &Source<'_>, timeline: &Timeline, resampled: &Resampled, seam: &Seam) -> Measured {
+    let mut measured = Measured::default();
+    let duration = timeline.duration();
+    let h = if timeline.frame_count() > 1 {
+        duration / (timeline.frame_count() - 1) as f32
+    } else {
+        0.0
+    };
+    let mut times = Vec::new();
+    let mut changes = Vec::new();
+    for (joint, tracks) in resampled.tracks.iter().enumerate() {
+        for p in PROPERTIES {
+            let Some(c) = source.channel(joint, p) else {
+                continue;
+            };
+            let step = c.interpolation == Interpolation::Step;
+            changes.clear();
+            if step {
+                changes.extend(
+                    (1..c.key_count())
+                        .filter(|&k| c.values[k] != c.values[k - 1])
+                        .map(|k| c.times[k]),
+                );
+            }
+            let seam_cut = timeline.is_looping() && seam.discontinuous[joint][p as usize];
+            let excluded = |t: f32| {
+                changes.iter().any(|&k| t >= k - 1e-3 * h && t <= k + 1.001 * h)
+                    || (seam_cut && t >= duration - 1.001 * h)
+            };
+            dense_times(&c.times, timeline, &mut times);
+            let mask = if step { 0.0 } else { 1.0 };
+            let track = &tracks[p as usize];
+            for &t in times.iter().filter(|&&t| !excluded(t)) {
+                let e = error(p, runtime_value(track, p, mask, timeline, t), source.exact(joint, p, t));
+                measured.record(p, joint, e);
+            }
+        }
+    }
+    if let Some(motion) = &resampled.root_motion {
+        measure_root_motion(source, timeline, motion, &mut measured);
+    }
+    measured
+}
+
+/// Measures the root-motion track against the exact extracted motion, as joint 0's translation and rotation.
+fn measure_root_motion(source: &Source<'_>, timeline: &Timeline, motion: &RootMotion, measured: &mut Measured) {
+    let mut keys: Vec<f32> = [Property::Translation, Property::Rotation]
+        .into_iter()
+        .filter_map(|p| source.channel(0, p))
+        .flat_map(|c| c.times.iter().copied())
+        .collect();
+    keys.sort_by(f32::total_cmp);
+    let mut times = Vec::new();
+    dense_times(&keys, timeline, &mut times);
+    for t in times {
+        let (offset, angle) = source.root_offset(t);
+        let (f, _) = timeline.coords_clamped(t);
+        // Unwrap the exact yaw against the nearest earlier frame, whose yaw is already unwrapped.
+        let frame_angle = source.root_offset(timeline.frame_time(f)).1;
+        let yaw = motion.frame_yaw(f) + wrap_angle(angle - frame_angle);
+        let runtime = motion.offset_at(t);
+        measured.record(Property::Translation, 0, (runtime.translation - offset).length());
+        measured.record(Property::Rotation, 0, (runtime.yaw - yaw).abs());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rotation_angle_is_accurate_for_small_angles() {
+        for angle in [0.0, 1e-5, 1e-3, 0.5, 3.0] {
+            let a = Vec4::from(Quat::from_rotation_y(0.3));
+            let b = Vec4::from(Quat::from_rotation_y(0.3 + angle));
+            assert!((rotation_angle(a, b) - angle).abs() <= 1e-6 + angle * 1e-5, "{angle}");
+            assert!(
+                (rotation_angle(a, -b) - angle).abs() <= 1e-6 + angle * 1e-5,
+                "{angle} flipped"
+            );
+        }
+    }
+
+    #[test]
+    fn scale_error_is_relative_above_the_floor() {
+        let e = error(
+            Property::Scale,
+            Vec4::new(2.002, 0.0, 0.0, 0.0),
+            Vec4::new(2.0, 0.0, 0.0, 0.0),
+        );
+        assert!((e - 1e-3).abs() < 1e-5, "{e}");
+        let e = error(Property::Scale, Vec4::new(1e-4, 0.0, 0.0, 0.0), Vec4::ZERO);
+        assert!((e - 1e-2).abs() < 1e-6, "{e}");
+    }
+}
