@@ -2,7 +2,7 @@
 //! like-for-like figures against ozz-animation's 67-joint reference measurements.
 
 use anim_pose::{Channel, Clip, Interpolation, NO_PARENT, Property, Skeleton, Transform};
-use glam::{Mat4, Quat, Vec3, Vec4};
+use glam::{Quat, Vec3, Vec4};
 
 /// Joints in [`skeleton_67`].
 pub const JOINTS_67: usize = 67;
@@ -59,18 +59,8 @@ pub fn skeleton_67() -> Skeleton {
     }
     let n = parents.len();
     assert_eq!(n, JOINTS_67, "the generated skeleton must have 67 joints");
-    let skeleton = Skeleton {
-        name: "synthetic_67".into(),
-        skin: 0,
-        joint_names: names,
-        parents,
-        rest_pose: rest,
-        joint_nodes: (0..n).collect(),
-        skin_joints: (0..n as u16).collect(),
-        inverse_bind_matrices: vec![Mat4::IDENTITY; n],
-        root_transform: Mat4::IDENTITY,
-    };
-    skeleton.validate().expect("the generated skeleton is valid");
+    let mut skeleton = Skeleton::from_parents("synthetic_67", parents, rest).expect("the generated skeleton is valid");
+    skeleton.joint_names = names;
     skeleton
 }
 

@@ -92,16 +92,29 @@ fn main() {
     }
 }
 
-/// Sample + local-to-model of one instance, advancing time by 1/60 s per iteration, in ns per joint.
-fn sample_ltm_ns_per_joint(effort: Effort, skeleton: &Skeleton, clip: &RuntimeClip) -> Result<f64, anim_pose::Error> {
+/// Per-joint costs of one instance's pose, in ns: sample + local-to-model, sampling alone, local-to-model alone.
+struct PoseTimings {
+    sample_ltm: f64,
+    sample: f64,
+    ltm: f64,
+}
+
+/// Measures [`PoseTimings`] for `clip`, advancing time by 1/60 s per iteration.
+fn pose_timings(effort: Effort, skeleton: &Skeleton, clip: &RuntimeClip) -> Result<PoseTimings, anim_pose::Error> {
     let mut local = vec![SoaTransform::IDENTITY; clip.num_soa_joints()];
     let mut model = vec![Affine3A::IDENTITY; skeleton.joint_count()];
     let mut t = 0.0f32;
-    let dt = 1.0 / 60.0;
-    // Check once outside the timed loop, so that the loop can unwrap.
+    let mut next_time = || {
+        t += 1.0 / 60.0;
+        if t > clip.duration() {
+            t -= clip.duration();
+        }
+        std::hint::black_box(t)
+    };
+    // Validate once outside the timed loops, so that they can unwrap.
     SamplingJob {
         clip,
-        time: t,
+        time: 0.0,
         output: &mut local,
     }
     .run()?;
@@ -113,14 +126,10 @@ fn sample_ltm_ns_per_joint(effort: Effort, skeleton: &Skeleton, clip: &RuntimeCl
         root: None,
     }
     .run()?;
-    let secs = median_seconds_per_iteration(effort, || {
-        t += dt;
-        if t > clip.duration() {
-            t -= clip.duration();
-        }
+    let sample_ltm = median_seconds_per_iteration(effort, || {
         SamplingJob {
             clip,
-            time: std::hint::black_box(t),
+            time: next_time(),
             output: &mut local,
         }
         .run()
@@ -136,42 +145,16 @@ fn sample_ltm_ns_per_joint(effort: Effort, skeleton: &Skeleton, clip: &RuntimeCl
         .expect("validated above");
         std::hint::black_box(&model);
     });
-    Ok(secs * 1e9 / skeleton.joint_count() as f64)
-}
-
-/// Sampling alone and local-to-model alone, in ns per joint, for the walk clip (the parts of the headline figure).
-fn split_ns_per_joint(effort: Effort, skeleton: &Skeleton, clip: &RuntimeClip) -> Result<(f64, f64), anim_pose::Error> {
-    let mut local = vec![SoaTransform::IDENTITY; clip.num_soa_joints()];
-    let mut model = vec![Affine3A::IDENTITY; skeleton.joint_count()];
-    let mut t = 0.0f32;
-    SamplingJob {
-        clip,
-        time: t,
-        output: &mut local,
-    }
-    .run()?;
     let sample = median_seconds_per_iteration(effort, || {
-        t += 1.0 / 60.0;
-        if t > clip.duration() {
-            t -= clip.duration();
-        }
         SamplingJob {
             clip,
-            time: std::hint::black_box(t),
+            time: next_time(),
             output: &mut local,
         }
         .run()
         .expect("validated above");
         std::hint::black_box(&local);
     });
-    LocalToModelJob {
-        skeleton,
-        input: &local,
-        output: &mut model,
-        from: None,
-        root: None,
-    }
-    .run()?;
     let ltm = median_seconds_per_iteration(effort, || {
         LocalToModelJob {
             skeleton,
@@ -184,8 +167,12 @@ fn split_ns_per_joint(effort: Effort, skeleton: &Skeleton, clip: &RuntimeClip) -
         .expect("validated above");
         std::hint::black_box(&model);
     });
-    let n = skeleton.joint_count() as f64;
-    Ok((sample * 1e9 / n, ltm * 1e9 / n))
+    let per_joint = 1e9 / skeleton.joint_count() as f64;
+    Ok(PoseTimings {
+        sample_ltm: sample_ltm * per_joint,
+        sample: sample * per_joint,
+        ltm: ltm * per_joint,
+    })
 }
 
 fn anim_pose_group(quick: bool, figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::error::Error>> {
@@ -197,14 +184,15 @@ fn anim_pose_group(quick: bool, figures: &mut Vec<Figure>) -> Result<(), Box<dyn
         .ok_or("the default character has no walk clip")?;
     let walk = RuntimeClip::build(walk, skeleton, &RuntimeClipOptions::default())?;
     let effort = Effort::new(quick, 20_000);
-    let v = sample_ltm_ns_per_joint(effort, skeleton, &walk)?;
+    let walk_timings = pose_timings(effort, skeleton, &walk)?;
+    let v = walk_timings.sample_ltm;
     figures.push(Figure {
         name: "anim_pose.sample_ltm_ns_per_joint".into(),
         value: v,
         target: "<= 10",
         met: v <= 10.0,
     });
-    let (sample, ltm) = split_ns_per_joint(effort, skeleton, &walk)?;
+    let (sample, ltm) = (walk_timings.sample, walk_timings.ltm);
     figures.push(Figure {
         name: "anim_pose.sample_ns_per_joint".into(),
         value: sample,
@@ -224,7 +212,7 @@ fn anim_pose_group(quick: bool, figures: &mut Vec<Figure>) -> Result<(), Box<dyn
         &skeleton67,
         &RuntimeClipOptions::default(),
     )?;
-    let v = sample_ltm_ns_per_joint(effort, &skeleton67, &clip67)?;
+    let v = pose_timings(effort, &skeleton67, &clip67)?.sample_ltm;
     figures.push(Figure {
         name: "anim_pose.sample_ltm_ns_per_joint_67".into(),
         value: v,

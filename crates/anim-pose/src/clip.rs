@@ -550,18 +550,8 @@ mod tests {
             translation: Vec3::new(0.0, 1.0, 0.0),
             ..Transform::IDENTITY
         };
-        let skeleton = Skeleton {
-            name: "two".into(),
-            skin: 0,
-            joint_names: vec!["root".into(), "tip".into()],
-            parents: vec![NO_PARENT, 0],
-            rest_pose: vec![Transform::IDENTITY, rest],
-            joint_nodes: vec![0, 1],
-            skin_joints: vec![0, 1],
-            inverse_bind_matrices: vec![glam::Mat4::IDENTITY; 2],
-            root_transform: glam::Mat4::IDENTITY,
-        };
-        skeleton.validate().expect("valid skeleton");
+        let skeleton =
+            Skeleton::from_parents("two", vec![NO_PARENT, 0], vec![Transform::IDENTITY, rest]).expect("valid skeleton");
         let mut scale = channel(
             Property::Scale,
             Interpolation::Linear,

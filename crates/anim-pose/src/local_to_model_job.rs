@@ -50,19 +50,9 @@ const BITSET_WORDS: usize = MAX_JOINTS.div_ceil(64);
 ///
 /// ```
 /// use anim_pose::{LocalToModelJob, NO_PARENT, Skeleton, SoaTransform, Transform};
-/// use glam::{Affine3A, Mat4, Vec3};
+/// use glam::{Affine3A, Vec3};
 ///
-/// let skeleton = Skeleton {
-///     name: "chain".into(),
-///     skin: 0,
-///     joint_names: vec!["root".into(), "child".into()],
-///     parents: vec![NO_PARENT, 0],
-///     rest_pose: vec![Transform::IDENTITY; 2],
-///     joint_nodes: vec![0, 1],
-///     skin_joints: vec![0, 1],
-///     inverse_bind_matrices: vec![Mat4::IDENTITY; 2],
-///     root_transform: Mat4::IDENTITY,
-/// };
+/// let skeleton = Skeleton::from_parents("chain", vec![NO_PARENT, 0], vec![Transform::IDENTITY; 2])?;
 /// let mut input = [SoaTransform::IDENTITY];
 /// let step = Transform { translation: Vec3::X, ..Transform::IDENTITY };
 /// input[0].set_lane(0, &step);
@@ -346,26 +336,24 @@ mod tests {
     use crate::{Transform, pack_soa};
 
     fn chain_skeleton(n: usize) -> Skeleton {
-        Skeleton {
-            name: "chain".into(),
-            skin: 0,
-            joint_names: (0..n).map(|i| format!("j{i}")).collect(),
-            parents: (0..n)
-                .map(|i| if i == 0 { NO_PARENT } else { (i - 1) as u16 })
-                .collect(),
-            rest_pose: vec![Transform::IDENTITY; n],
-            joint_nodes: (0..n).collect(),
-            skin_joints: (0..n as u16).collect(),
-            inverse_bind_matrices: vec![Mat4::IDENTITY; n],
-            root_transform: Mat4::IDENTITY,
-        }
+        let parents = (0..n)
+            .map(|i| if i == 0 { NO_PARENT } else { (i - 1) as u16 })
+            .collect();
+        Skeleton::from_parents("chain", parents, vec![Transform::IDENTITY; n]).expect("a valid chain")
     }
 
     #[test]
     fn validity_rules() {
         let skeleton = chain_skeleton(6);
         let input = [SoaTransform::IDENTITY; 2];
-        let oversized = chain_skeleton(MAX_JOINTS + 1);
+        // One joint past the limit: `from_parents` refuses it, so a valid chain is grown by hand.
+        let mut oversized = chain_skeleton(MAX_JOINTS);
+        oversized.parents.push(MAX_JOINTS as u16 - 1);
+        oversized.rest_pose.push(Transform::IDENTITY);
+        oversized.joint_names.push("extra".into());
+        oversized.joint_nodes.push(MAX_JOINTS);
+        oversized.skin_joints.push(MAX_JOINTS as u16);
+        oversized.inverse_bind_matrices.push(Mat4::IDENTITY);
         let big_input = vec![SoaTransform::IDENTITY; num_soa_joints(MAX_JOINTS + 1)];
         // Each row: skeleton, input length, output length, from, the field expected at fault (None when valid).
         type Row<'a> = (&'a Skeleton, usize, usize, Option<usize>, Option<&'a str>);

@@ -1113,17 +1113,8 @@ mod tests {
             translation: Vec3::Y,
             ..Transform::IDENTITY
         };
-        Skeleton {
-            name: "chain".into(),
-            skin: 0,
-            joint_names: (0..n).map(|i| format!("j{i}")).collect(),
-            parents: (0..n).map(|i| if i == 0 { NO_PARENT } else { i as u16 - 1 }).collect(),
-            rest_pose: vec![rest; n],
-            joint_nodes: (0..n).collect(),
-            skin_joints: (0..n as u16).collect(),
-            inverse_bind_matrices: vec![Mat4::IDENTITY; n],
-            root_transform: Mat4::IDENTITY,
-        }
+        let parents = (0..n).map(|i| if i == 0 { NO_PARENT } else { i as u16 - 1 }).collect();
+        Skeleton::from_parents("chain", parents, vec![rest; n]).expect("a valid chain")
     }
 
     /// A clip that swings every joint of `skeleton` about z with a phase `offset`, and bobs the root.

@@ -686,30 +686,19 @@ fn pack_tracks<T: Lanes>(resampled: &resample::Resampled, property: Property, ti
 pub(crate) mod tests {
     use super::*;
     use crate::{Channel, Interpolation, NO_PARENT, SamplingJob, SoaTransform};
-    use glam::Mat4;
 
     /// A chain skeleton of `n` joints, each one unit above its parent.
     pub(crate) fn chain(n: usize) -> Skeleton {
-        let skeleton = Skeleton {
-            name: "chain".into(),
-            skin: 0,
-            joint_names: (0..n).map(|i| format!("j{i}")).collect(),
-            parents: (0..n)
-                .map(|i| if i == 0 { NO_PARENT } else { (i - 1) as u16 })
-                .collect(),
-            rest_pose: (0..n)
-                .map(|i| Transform {
-                    translation: Vec3::new(0.0, i.min(1) as f32, 0.0),
-                    ..Transform::IDENTITY
-                })
-                .collect(),
-            joint_nodes: (0..n).collect(),
-            skin_joints: (0..n as u16).collect(),
-            inverse_bind_matrices: vec![Mat4::IDENTITY; n],
-            root_transform: Mat4::IDENTITY,
-        };
-        skeleton.validate().expect("valid test skeleton");
-        skeleton
+        let parents = (0..n)
+            .map(|i| if i == 0 { NO_PARENT } else { (i - 1) as u16 })
+            .collect();
+        let rest_pose = (0..n)
+            .map(|i| Transform {
+                translation: Vec3::new(0.0, i.min(1) as f32, 0.0),
+                ..Transform::IDENTITY
+            })
+            .collect();
+        Skeleton::from_parents("chain", parents, rest_pose).expect("valid test skeleton")
     }
 
     /// A channel over `times` with values from `f(t)`.
@@ -879,7 +868,8 @@ pub(crate) mod tests {
             .expect_err("30 Hz is not enough")
             .to_string();
         assert!(
-            err.starts_with("clip 'sway': no rate up to 30 Hz meets the budget: ") && err.contains("joint 1 ('j1')"),
+            err.starts_with("clip 'sway': no rate up to 30 Hz meets the budget: ")
+                && err.contains("joint 1 ('joint 1')"),
             "{err}"
         );
         assert!(err.contains("mm translation error"), "{err}");

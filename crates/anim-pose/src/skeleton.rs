@@ -52,6 +52,43 @@ pub struct Skeleton {
 }
 
 impl Skeleton {
+    /// Builds a skeleton from a hierarchy alone, for procedural rigs and tests: joint `i` is named `joint i`,
+    /// maps to node `i` and skin joint `i`, the inverse bind matrices are the identity, and the root transform is
+    /// the identity. Set `joint_names` or `inverse_bind_matrices` afterwards when they matter.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] when `parents` and `rest_pose` differ in length, or the result breaks an invariant listed
+    /// on the type (see [`Skeleton::validate`]).
+    pub fn from_parents(name: &str, parents: Vec<u16>, rest_pose: Vec<Transform>) -> Result<Self> {
+        let n = parents.len();
+        if rest_pose.len() != n {
+            return Err(Error::invalid(
+                format!("skeleton '{name}'"),
+                format!("{} rest transforms for {n} parents", rest_pose.len()),
+            ));
+        }
+        if n > MAX_JOINTS {
+            return Err(Error::invalid(
+                format!("skeleton '{name}'"),
+                format!("has {n} joints, more than the limit of {MAX_JOINTS}"),
+            ));
+        }
+        let skeleton = Self {
+            name: name.to_owned(),
+            skin: 0,
+            joint_names: (0..n).map(|i| format!("joint {i}")).collect(),
+            parents,
+            rest_pose,
+            joint_nodes: (0..n).collect(),
+            skin_joints: (0..n as u16).collect(),
+            inverse_bind_matrices: vec![Mat4::IDENTITY; n],
+            root_transform: Mat4::IDENTITY,
+        };
+        skeleton.validate()?;
+        Ok(skeleton)
+    }
+
     /// The number of joints, including joints that are not in the skin.
     pub fn joint_count(&self) -> usize {
         self.parents.len()
@@ -201,5 +238,33 @@ pub(crate) fn check_len(what: &'static str, expected: usize, actual: usize) -> R
         Ok(())
     } else {
         Err(Error::BufferSize { what, expected, actual })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_parents_builds_a_valid_skeleton_or_names_the_fault() {
+        let s = Skeleton::from_parents("arm", vec![NO_PARENT, 0, 1], vec![Transform::IDENTITY; 3]).expect("valid");
+        assert_eq!(s.joint_count(), 3);
+        assert_eq!(s.skin_joints, vec![0, 1, 2]);
+        assert_eq!(s.joint_names[2], "joint 2");
+        assert_eq!(s.inverse_bind_matrices, vec![Mat4::IDENTITY; 3]);
+        let rows: [(Vec<u16>, usize, &str); 4] = [
+            (vec![NO_PARENT, 0], 3, "3 rest transforms for 2 parents"),
+            (vec![], 0, "has no joints"),
+            (vec![NO_PARENT, 2, 0], 3, "parent-before-child"),
+            (vec![NO_PARENT, NO_PARENT], 2, "single root"),
+        ];
+        for (parents, rest, expected) in rows {
+            let e = Skeleton::from_parents("bad", parents, vec![Transform::IDENTITY; rest]).expect_err(expected);
+            let message = e.to_string();
+            assert!(
+                message.contains("skeleton 'bad'") && message.contains(expected),
+                "{message}"
+            );
+        }
     }
 }

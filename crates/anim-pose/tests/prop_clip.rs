@@ -149,18 +149,8 @@ proptest! {
                 }
             })
             .collect();
-        let skeleton = Skeleton {
-            name: "random".into(),
-            skin: 0,
-            joint_names: (0..n).map(|i| format!("j{i}")).collect(),
-            parents: parents.clone(),
-            rest_pose: rest_pose.clone(),
-            joint_nodes: (0..n).collect(),
-            skin_joints: (0..n as u16).collect(),
-            inverse_bind_matrices: vec![Mat4::IDENTITY; n],
-            root_transform: Mat4::IDENTITY,
-        };
-        skeleton.validate().expect("valid random skeleton");
+        let skeleton =
+            Skeleton::from_parents("random", parents.clone(), rest_pose.clone()).expect("valid random skeleton");
         let mut model = vec![Mat4::IDENTITY; n];
         skeleton.local_to_model(&rest_pose, &mut model).expect("sizes match");
         for (i, got) in model.iter().enumerate() {

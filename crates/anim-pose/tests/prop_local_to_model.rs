@@ -65,20 +65,7 @@ fn hierarchy_strategy(counts: std::ops::RangeInclusive<usize>) -> impl Strategy<
 }
 
 fn skeleton(parents: &[u16], rest_pose: &[Transform]) -> Skeleton {
-    let n = parents.len();
-    let skeleton = Skeleton {
-        name: "random".into(),
-        skin: 0,
-        joint_names: (0..n).map(|i| format!("j{i}")).collect(),
-        parents: parents.to_vec(),
-        rest_pose: rest_pose.to_vec(),
-        joint_nodes: (0..n).collect(),
-        skin_joints: (0..n as u16).collect(),
-        inverse_bind_matrices: vec![Mat4::IDENTITY; n],
-        root_transform: Mat4::IDENTITY,
-    };
-    skeleton.validate().expect("valid random skeleton");
-    skeleton
+    Skeleton::from_parents("random", parents.to_vec(), rest_pose.to_vec()).expect("valid random skeleton")
 }
 
 /// The naive recursive reference: `world(j) = world(parent(j)) * local(j)`, with `root` above root joints.

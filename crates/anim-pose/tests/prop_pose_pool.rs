@@ -34,17 +34,7 @@ fn skeleton() -> Skeleton {
         translation: Vec3::new(0.0, 0.5, 0.1),
         ..Transform::IDENTITY
     };
-    Skeleton {
-        name: "synthetic".into(),
-        skin: 0,
-        joint_names: (0..JOINTS).map(|i| format!("j{i}")).collect(),
-        parents,
-        rest_pose: vec![rest; JOINTS],
-        joint_nodes: (0..JOINTS).collect(),
-        skin_joints: (0..JOINTS as u16).collect(),
-        inverse_bind_matrices: vec![Mat4::IDENTITY; JOINTS],
-        root_transform: Mat4::IDENTITY,
-    }
+    Skeleton::from_parents("synthetic", parents, vec![rest; JOINTS]).expect("a valid skeleton")
 }
 
 /// A clip that swings every joint about a joint-specific axis with phase `offset`, and moves the root.

@@ -19,40 +19,30 @@ use anim_pose::{
     Channel, Clip, ErrorBudget, Interpolation, Looping, NO_PARENT, Property, RuntimeClip, RuntimeClipOptions,
     SamplingJob, Skeleton, SoaTransform, Transform, unpack_soa,
 };
-use glam::{Mat4, Quat, Vec3, Vec4};
+use glam::{Quat, Vec3, Vec4};
 use proptest::prelude::*;
 use proptest::sample::Index;
 
 /// A skeleton of `n` joints with random-looking parents and rest poses, derived from the joint index.
 fn skeleton(n: usize, seed: u32) -> Skeleton {
     let wave = |i: usize, k: f32| ((i as f32 + 1.0) * k + seed as f32 * 0.37).sin();
-    let skeleton = Skeleton {
-        name: format!("random {n}"),
-        skin: 0,
-        joint_names: (0..n).map(|i| format!("joint {i}")).collect(),
-        parents: (0..n)
-            .map(|i| {
-                if i == 0 {
-                    NO_PARENT
-                } else {
-                    ((i * 7 + seed as usize) % i) as u16
-                }
-            })
-            .collect(),
-        rest_pose: (0..n)
-            .map(|i| Transform {
-                translation: Vec3::new(wave(i, 1.3), wave(i, 2.1), wave(i, 0.7)) * 0.2,
-                rotation: Quat::from_euler(glam::EulerRot::XYZ, wave(i, 0.9), wave(i, 1.7), wave(i, 2.9)),
-                scale: Vec3::splat(1.0 + 0.1 * wave(i, 3.1)),
-            })
-            .collect(),
-        joint_nodes: (0..n).collect(),
-        skin_joints: (0..n as u16).collect(),
-        inverse_bind_matrices: vec![Mat4::IDENTITY; n],
-        root_transform: Mat4::IDENTITY,
-    };
-    skeleton.validate().expect("valid random skeleton");
-    skeleton
+    let parents = (0..n)
+        .map(|i| {
+            if i == 0 {
+                NO_PARENT
+            } else {
+                ((i * 7 + seed as usize) % i) as u16
+            }
+        })
+        .collect();
+    let rest_pose = (0..n)
+        .map(|i| Transform {
+            translation: Vec3::new(wave(i, 1.3), wave(i, 2.1), wave(i, 0.7)) * 0.2,
+            rotation: Quat::from_euler(glam::EulerRot::XYZ, wave(i, 0.9), wave(i, 1.7), wave(i, 2.9)),
+            scale: Vec3::splat(1.0 + 0.1 * wave(i, 3.1)),
+        })
+        .collect();
+    Skeleton::from_parents(&format!("random {n}"), parents, rest_pose).expect("valid random skeleton")
 }
 
 /// A random channel before it is bound to a joint count.

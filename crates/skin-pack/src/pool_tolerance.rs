@@ -291,20 +291,12 @@ mod tests {
             translation: Vec3::Y,
             ..Transform::IDENTITY
         };
-        let ibm = (0..n)
+        let parents = (0..n).map(|i| if i == 0 { NO_PARENT } else { i as u16 - 1 }).collect();
+        let mut skeleton = Skeleton::from_parents("chain", parents, vec![rest; n]).expect("a valid chain");
+        skeleton.inverse_bind_matrices = (0..n)
             .map(|i| Mat4::from_translation(Vec3::Y * (i as f32 + 1.0)).inverse())
             .collect();
-        Skeleton {
-            name: "chain".into(),
-            skin: 0,
-            joint_names: (0..n).map(|i| format!("j{i}")).collect(),
-            parents: (0..n).map(|i| if i == 0 { NO_PARENT } else { i as u16 - 1 }).collect(),
-            rest_pose: vec![rest; n],
-            joint_nodes: (0..n).collect(),
-            skin_joints: (0..n as u16).collect(),
-            inverse_bind_matrices: ibm,
-            root_transform: Mat4::IDENTITY,
-        }
+        skeleton
     }
 
     /// A clip that swings every joint about z, with dense linear keys.
