@@ -1,6 +1,8 @@
 //! Shared helpers for the crowd benches: the `bench!` naming macro, asset paths, generated test
 //! characters, and the in-process harness behind `cargo xtask bench`.
 
+pub mod alloc_count;
+pub mod groups;
 pub mod harness;
 pub mod synthetic;
 

@@ -16,5 +16,13 @@ pub const PALETTE: ShaderSource = ShaderSource {
     source: include_str!("../../../shaders/palette.wgsl"),
 };
 
+/// Declares the f16 palette formats `Mat3x4F16` (24 B) and `QtF16` (16 B) and their decoders
+/// `mat3x4_f16_rows` and `qt_f16_rows`, which return `PaletteEntry` rows. Other shaders prepend its structs and
+/// functions; its bindings and entry point exist so that naga validates the decoders.
+pub const PALETTE_F16: ShaderSource = ShaderSource {
+    file: "palette_f16.wgsl",
+    source: include_str!("../../../shaders/palette_f16.wgsl"),
+};
+
 /// Every shader in `shaders/`. A test checks that this list matches the folder.
-pub const ALL: &[ShaderSource] = &[PALETTE];
+pub const ALL: &[ShaderSource] = &[PALETTE, PALETTE_F16];

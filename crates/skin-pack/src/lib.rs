@@ -1,27 +1,68 @@
 //! Skinning palettes in GPU layout, with no GPU dependency.
 //!
-//! This crate turns model-space poses from `anim-pose` into the bytes the renderer uploads.
-//! Its first contract is the palette entry, [`PaletteEntry`]: a 3×4 affine matrix stored as three row
-//! `vec4`s (48 B), declared identically in `shaders/palette.wgsl`.
-//! [`skin_reference`] and [`SkinningJob`] skin vertices on the CPU (linear-blend skinning of positions, normals and
-//! tangents); they are the truth that GPU skinning and baking are tested against.
-//! Parallel flattening, f16 formats, dirty ranges and the frame hand-off are built on it in later issues.
+//! This crate turns model-space poses from `anim-pose` into the bytes the renderer uploads, and hands them to the
+//! render thread.
+//! - [`PaletteEntry`] is the palette entry: a 3×4 affine matrix stored as three row `vec4`s (48 B), declared
+//!   identically in `shaders/palette.wgsl`.
+//! - [`FlattenJob`] writes palettes (`model × inverse bind`, optionally with the instance transform folded in)
+//!   straight into a caller's slice, in parallel, without allocating; [`palette_from_model`] is its plain twin.
+//! - [`Mat3x4F16`] (24 B) and [`QtF16`] (16 B) are compressed formats with stated, proven error bounds
+//!   ([`F16Format`]), decoded in `shaders/palette_f16.wgsl`.
+//! - [`DirtyTracker`] turns changed slots and instances into coalesced byte ranges; [`FrameExchange`] passes
+//!   pre-allocated frame packets from the simulation thread to the render thread with one frame of latency.
+//! - [`skin_reference`] and [`SkinningJob`] skin vertices on the CPU (linear-blend skinning of positions, normals and
+//!   tangents); they are the truth that GPU skinning and baking are tested against.
 //!
 //! # Example
 //!
 //! ```
-//! use glam::{Mat4, Vec3};
-//! let m = Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0));
-//! let entry = skin_pack::PaletteEntry::from_mat4(&m);
-//! assert_eq!(entry.transform_point(Vec3::ZERO), Vec3::new(1.0, 2.0, 3.0));
+//! use anim_pose::{NO_PARENT, Skeleton, Transform};
+//! use glam::{Affine3A, Vec3};
+//! use skin_pack::{FlattenCache, FlattenJob, PaletteBinding, PaletteEntry};
+//!
+//! // A two-joint skeleton (identity inverse bind matrices) and one model-space pose.
+//! let skeleton = Skeleton::from_parents("arm", vec![NO_PARENT, 0], vec![Transform::IDENTITY; 2])?;
+//! let binding = PaletteBinding::new(&skeleton)?;
+//! let pose = [Affine3A::IDENTITY, Affine3A::from_translation(Vec3::Y)];
+//! // Two instances share the pose, each with its own world transform folded in.
+//! let transforms = [Affine3A::from_translation(Vec3::X), Affine3A::from_translation(-Vec3::X)];
+//! let mut output = [PaletteEntry::IDENTITY; 4];
+//! FlattenJob {
+//!     binding: &binding,
+//!     poses: &pose,
+//!     pose_of: &[0, 0],
+//!     transforms: &transforms,
+//!     cache: &mut FlattenCache::new(&binding, 1),
+//!     output: &mut output,
+//!     streaming: false,
+//! }
+//! .run()?;
+//! assert_eq!(output[3].transform_point(Vec3::ZERO), Vec3::new(-1.0, 1.0, 0.0));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod animated_bounds;
+mod dirty;
 mod error;
+mod exchange;
+mod flatten;
+mod formats;
 mod palette_entry;
 mod pool_tolerance;
 mod skinning;
 
+pub use animated_bounds::{BOUNDS_SUBSTEPS, animated_bounds};
+pub use dirty::{
+    ByteRange, DirtyTracker, dirty_ranges_bound, dirty_ranges_reference, split_ranges_at_chunks, split_ranges_bound,
+};
 pub use error::{Error, Result};
+pub use exchange::{ExchangeStats, FrameExchange, FramePacket, MAX_FRAME_PACKETS, Overrun, ReadGuard, WriteGuard};
+pub use flatten::{FLATTEN_CHUNK, FlattenCache, FlattenJob, PaletteBinding, PaletteFormat};
+pub use formats::{
+    F16_MAX, F16Format, F16Kind, Mat3x4F16, QT_F16_SCALE_TOLERANCE, QtF16, VertexError, VertexErrorScratch,
+    check_palette, check_uniform_scale, choose_f16_format, decode_palette, f16_bits_to_f32, f16_vertex_error,
+    halves_from_f32, halves_from_f32_scalar, palette_origin, unpack_halves, unpack2x16float,
+};
 pub use palette_entry::{PALETTE_ENTRY_SIZE, PaletteEntry};
 pub use pool_tolerance::slots_for_tolerance;
 pub use skinning::{

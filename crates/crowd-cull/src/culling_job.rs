@@ -1,0 +1,652 @@
+//! `CullingJob`: clusters, then instances, against the frustum; LOD, tier and update rate from screen size
+//! with hysteresis; visible lists per (group, LOD, tier) with indirect-draw counts.
+//!
+//! Per group, clusters are processed in parallel in chunks of [`CHUNK_CLUSTERS`]. A cluster's box is tested
+//! against the six planes: outside, the cluster is skipped; fully inside, its instances skip the sphere test;
+//! otherwise each instance's sphere is tested, four at a time (glam `Vec4` lanes). Each visible instance gets
+//! its levels, and the chunk counts and sorts its visible slots by bucket in its own part of a staging buffer.
+//! A fully inside cluster whose screen-size range (smallest radius over the box's far depth to largest radius
+//! over its near depth) lies inside one level band of every table, clear of the hysteresis edges, gives all
+//! its members the same levels in bulk, and the sort copies its slots as one run.
+//! A serial merge then copies each bucket's runs, chunk by chunk, into one contiguous output buffer.
+
+use glam::Vec4;
+use rayon::prelude::*;
+
+use crate::bounds::Aabb;
+use crate::camera::CullCamera;
+use crate::error::{Error, Result};
+use crate::group::{Cluster, Group, LevelTable, SoaSphere};
+use crate::instance::{GroupId, Tier, TierState};
+use crate::limits::{MAX_BUCKETS, TIER_COUNT};
+use crate::store::InstanceStore;
+
+/// Clusters per parallel work item: enough work (up to 4,096 instances at capacity 256) to amortise rayon's
+/// scheduling, and enough items (about 250 at a million instances) to balance two to sixteen cores.
+pub const CHUNK_CLUSTERS: usize = 16;
+
+/// The marker for "not visible" in the per-slot bucket codes.
+const HIDDEN_CODE: u8 = u8::MAX;
+
+/// One (group, LOD, tier) list of the output: `instance_count` slot indices starting at `first_instance` in
+/// [`CullOutput::indices`].
+///
+/// Maps onto wgpu's `DrawIndexedIndirectArgs` as `{ index_count: <the LOD's index count>, instance_count,
+/// first_index: <the LOD's first index>, base_vertex: <the LOD's base vertex>, first_instance }`: with the
+/// visible-index buffer bound as a storage buffer, the vertex shader reads
+/// `visible[instance_index]` (which starts at `first_instance`) to find the instance's slot, and from it the
+/// instance record. Slots index the group's storage (see [`Instance::slot`](crate::Instance::slot)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DrawRange {
+    /// The draw group.
+    pub group: GroupId,
+    /// The LOD.
+    pub lod: u8,
+    /// The representation tier.
+    pub tier: Tier,
+    /// The offset of the list in [`CullOutput::indices`].
+    pub first_instance: u32,
+    /// The number of visible instances in the list.
+    pub instance_count: u32,
+}
+
+/// The culling output: one visible-index buffer and one [`DrawRange`] per (group, LOD, tier), in the order
+/// group, then LOD, then tier. Within a list, slots ascend.
+///
+/// Size contract: [`CullOutput::prepare`] sizes the buffer for every slot of the store (the worst case,
+/// everything visible) and the ranges for every group's LOD count; `run` checks it and never allocates.
+#[derive(Clone, Debug, Default)]
+pub struct CullOutput {
+    indices: Vec<u32>,
+    visible: usize,
+    draws: Vec<DrawRange>,
+    group_first_draw: Vec<u32>,
+}
+
+impl CullOutput {
+    /// An empty output; call [`CullOutput::prepare`] before culling.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sizes the output for `store` (allocates only when the store grew). Call it after adding instances or
+    /// groups, outside the per-frame hot path.
+    pub fn prepare(&mut self, store: &InstanceStore) {
+        if self.indices.len() < store.slot_count() {
+            self.indices.resize(store.slot_count(), 0);
+        }
+        self.group_first_draw.clear();
+        self.draws.clear();
+        for (g, grp) in store.groups.iter().enumerate() {
+            self.group_first_draw.push(self.draws.len() as u32);
+            for lod in 0..grp.desc.lod_count() {
+                for tier in Tier::ALL {
+                    self.draws.push(DrawRange {
+                        group: GroupId(g as u32),
+                        lod: lod as u8,
+                        tier,
+                        first_instance: 0,
+                        instance_count: 0,
+                    });
+                }
+            }
+        }
+        self.visible = 0;
+    }
+
+    /// Every visible slot index of the last run, list after list.
+    pub fn indices(&self) -> &[u32] {
+        &self.indices[..self.visible]
+    }
+
+    /// Every (group, LOD, tier) range.
+    pub fn draws(&self) -> &[DrawRange] {
+        &self.draws
+    }
+
+    /// The range of (group, LOD, tier), if the group and LOD exist.
+    pub fn draw(&self, group: GroupId, lod: u8, tier: Tier) -> Option<DrawRange> {
+        let first = *self.group_first_draw.get(group.0 as usize)? as usize;
+        let d = self.draws.get(first + lod as usize * TIER_COUNT + tier as usize)?;
+        (d.group == group && d.lod == lod).then_some(*d)
+    }
+
+    /// The visible slots of (group, LOD, tier); empty if the group or LOD does not exist.
+    pub fn list(&self, group: GroupId, lod: u8, tier: Tier) -> &[u32] {
+        match self.draw(group, lod, tier) {
+            Some(d) => &self.indices[d.first_instance as usize..(d.first_instance + d.instance_count) as usize],
+            None => &[],
+        }
+    }
+}
+
+/// Scratch buffers of [`CullingJob`], kept between frames.
+#[derive(Clone, Debug, Default)]
+pub struct CullingCache {
+    codes: Vec<u8>,
+    staging: Vec<u32>,
+    counts: Vec<u32>,
+}
+
+impl CullingCache {
+    /// An empty cache; call [`CullingCache::prepare`] before culling.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sizes the cache for `store`'s largest group (allocates only when it grew).
+    pub fn prepare(&mut self, store: &InstanceStore) {
+        let (slots, chunks) = cache_needs(store);
+        if self.codes.len() < slots {
+            self.codes.resize(slots, HIDDEN_CODE);
+            self.staging.resize(slots, 0);
+        }
+        if self.counts.len() < chunks * MAX_BUCKETS {
+            self.counts.resize(chunks * MAX_BUCKETS, 0);
+        }
+    }
+}
+
+fn cache_needs(store: &InstanceStore) -> (usize, usize) {
+    let slots = store.groups.iter().map(Group::slot_count).max().unwrap_or(0);
+    let chunks = store
+        .groups
+        .iter()
+        .map(|g| g.clusters.len().div_ceil(CHUNK_CLUSTERS))
+        .max()
+        .unwrap_or(0);
+    (slots, chunks)
+}
+
+/// Culls every instance of a store against a camera and picks LODs, tiers and update rates.
+///
+/// Validity rules, checked by [`CullingJob::validate`]: `camera` passes [`CullCamera::validate`] (no NaN or
+/// infinite planes); `cache` and `output` were prepared for the store as it is now (after the last add).
+///
+/// Effects: `output` holds the visible lists and ranges (surplus buffer space past the visible count is left
+/// as it was); every instance's [`TierState`] in the store is updated. A visible instance gets its LOD,
+/// tier and rate from its screen size with the group's hysteresis, the `VISIBLE` flag, and `INTERPOLATE`
+/// when its rate divisor is above 1. A culled instance keeps its LOD and tier, loses `VISIBLE`, and is
+/// updated every 8th frame with interpolation.
+///
+/// Conservative: an instance is dropped only when its culling sphere lies wholly outside one plane.
+/// Runs on the current rayon pool and never allocates.
+#[derive(Debug)]
+pub struct CullingJob<'a> {
+    /// The instances; their tier states are written.
+    pub store: &'a mut InstanceStore,
+    /// The camera.
+    pub camera: &'a CullCamera,
+    /// Scratch buffers.
+    pub cache: &'a mut CullingCache,
+    /// The visible lists.
+    pub output: &'a mut CullOutput,
+}
+
+impl CullingJob<'_> {
+    /// Checks the rules of the type's docs, in O(groups).
+    pub fn validate(&self) -> Result<()> {
+        self.camera.validate()?;
+        let (slots, chunks) = cache_needs(self.store);
+        if self.cache.codes.len() < slots || self.cache.staging.len() < slots {
+            return Err(Error::NotPrepared { what: "cache" });
+        }
+        if self.cache.counts.len() < chunks * MAX_BUCKETS {
+            return Err(Error::NotPrepared { what: "cache" });
+        }
+        if self.output.indices.len() < self.store.slot_count() {
+            return Err(Error::NotPrepared { what: "output" });
+        }
+        if self.output.group_first_draw.len() != self.store.groups.len() {
+            return Err(Error::NotPrepared { what: "output" });
+        }
+        for (g, grp) in self.store.groups.iter().enumerate() {
+            let first = self.output.group_first_draw[g] as usize;
+            let end = first + grp.desc.lod_count() * TIER_COUNT;
+            let next = self
+                .output
+                .group_first_draw
+                .get(g + 1)
+                .map_or(self.output.draws.len(), |&n| n as usize);
+            if end != next {
+                return Err(Error::NotPrepared { what: "output" });
+            }
+        }
+        Ok(())
+    }
+
+    /// Culls; returns the number of visible instances. See the type's docs.
+    pub fn run(&mut self) -> Result<usize> {
+        self.validate()?;
+        let planes = Planes::new(self.camera);
+        let mut cursor = 0usize;
+        let out = &mut *self.output;
+        for (g, grp) in self.store.groups.iter_mut().enumerate() {
+            let first_draw = out.group_first_draw[g] as usize;
+            let buckets = grp.desc.lod_count() * TIER_COUNT;
+            let slots = grp.slot_count();
+            let cap = grp.cap;
+            let chunk_slots = CHUNK_CLUSTERS * cap;
+            let chunks = grp.clusters.len().div_ceil(CHUNK_CLUSTERS);
+            let codes = &mut self.cache.codes[..slots];
+            let staging = &mut self.cache.staging[..slots];
+            let counts = &mut self.cache.counts[..chunks * MAX_BUCKETS];
+            let levels = Levels {
+                lod: grp.lod,
+                tier: grp.tier,
+                rate: grp.rate,
+            };
+            grp.clusters
+                .par_chunks_mut(CHUNK_CLUSTERS)
+                .zip(grp.spheres.par_chunks(chunk_slots / 4))
+                .zip(grp.state.par_chunks_mut(chunk_slots))
+                .zip(codes.par_chunks_mut(chunk_slots))
+                .zip(staging.par_chunks_mut(chunk_slots))
+                .zip(counts.par_chunks_mut(MAX_BUCKETS))
+                .enumerate()
+                .for_each(|(i, (((((clusters, spheres), states), codes), staging), counts))| {
+                    let mut chunk = Chunk {
+                        clusters,
+                        spheres,
+                        cap,
+                        base: (i * chunk_slots) as u32,
+                    };
+                    cull_chunk(&mut chunk, &planes, &levels, states, codes, staging, counts);
+                });
+            // Merge: bucket-major, chunks in order within a bucket, so that every list ascends.
+            let mut start = [0u32; MAX_BUCKETS];
+            let mut total = cursor as u32;
+            for (b, s) in start.iter_mut().enumerate().take(buckets) {
+                *s = total;
+                let n: u32 = counts.chunks(MAX_BUCKETS).map(|c| c[b]).sum();
+                out.draws[first_draw + b].first_instance = total;
+                out.draws[first_draw + b].instance_count = n;
+                total += n;
+            }
+            for (c, chunk_counts) in counts.chunks(MAX_BUCKETS).enumerate() {
+                let mut local = c * chunk_slots;
+                for b in 0..buckets {
+                    let n = chunk_counts[b] as usize;
+                    if n > 0 {
+                        let dst = start[b] as usize;
+                        out.indices[dst..dst + n].copy_from_slice(&staging[local..local + n]);
+                        start[b] += n as u32;
+                        local += n;
+                    }
+                }
+            }
+            cursor = total as usize;
+        }
+        out.visible = cursor;
+        Ok(cursor)
+    }
+}
+
+/// The camera, splatted for four-lane tests.
+struct Planes {
+    planes: [Vec4; 6],
+    px: [Vec4; 6],
+    py: [Vec4; 6],
+    pz: [Vec4; 6],
+    pw: [Vec4; 6],
+    depth: [Vec4; 4],
+    depth_plane: Vec4,
+    proj_scale: Vec4,
+}
+
+impl Planes {
+    fn new(cam: &CullCamera) -> Self {
+        let p = cam.planes;
+        let d = cam.depth_plane;
+        Self {
+            planes: p,
+            px: p.map(|p| Vec4::splat(p.x)),
+            py: p.map(|p| Vec4::splat(p.y)),
+            pz: p.map(|p| Vec4::splat(p.z)),
+            pw: p.map(|p| Vec4::splat(p.w)),
+            depth: [Vec4::splat(d.x), Vec4::splat(d.y), Vec4::splat(d.z), Vec4::splat(d.w)],
+            depth_plane: d,
+            proj_scale: Vec4::splat(cam.proj_scale),
+        }
+    }
+}
+
+struct Levels {
+    lod: LevelTable,
+    tier: LevelTable,
+    rate: LevelTable,
+}
+
+struct Chunk<'a> {
+    clusters: &'a mut [Cluster],
+    spheres: &'a [SoaSphere],
+    cap: usize,
+    base: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Outside,
+    Partial,
+    Inside,
+}
+
+/// Where a box lies against the six planes.
+fn classify(aabb: &Aabb, planes: &[Vec4; 6]) -> Class {
+    let c = aabb.center();
+    let e = aabb.half_extent();
+    let mut inside = true;
+    for p in planes {
+        let n = p.truncate();
+        let d = n.dot(c) + p.w;
+        let r = n.abs().dot(e);
+        if d + r < 0.0 {
+            return Class::Outside;
+        }
+        if d - r < 0.0 {
+            inside = false;
+        }
+    }
+    if inside { Class::Inside } else { Class::Partial }
+}
+
+#[inline(always)]
+fn hide(st: &mut TierState) {
+    st.rate_log2 = TierState::HIDDEN.rate_log2;
+    st.flags = TierState::HIDDEN.flags;
+}
+
+fn cull_chunk(
+    chunk: &mut Chunk<'_>,
+    planes: &Planes,
+    levels: &Levels,
+    states: &mut [TierState],
+    codes: &mut [u8],
+    staging: &mut [u32],
+    counts: &mut [u32],
+) {
+    let counts: &mut [u32; MAX_BUCKETS] = counts.try_into().expect("the caller passes MAX_BUCKETS counts");
+    counts.fill(0);
+    let cap = chunk.cap;
+    let mut any_visible = 0u32;
+    // Clusters whose members all got one bucket, and that bucket.
+    let mut uniform = 0u32;
+    let mut uniform_code = [0u8; CHUNK_CLUSTERS];
+    for (ci, c) in chunk.clusters.iter_mut().enumerate() {
+        let n = c.len as usize;
+        if n == 0 {
+            continue;
+        }
+        let off = ci * cap;
+        let class = classify(&c.aabb, &planes.planes);
+        if class == Class::Outside {
+            if !c.hidden_clean {
+                for st in &mut states[off..off + n] {
+                    hide(st);
+                }
+                c.hidden_clean = true;
+            }
+            continue;
+        }
+        c.hidden_clean = false;
+        any_visible |= 1 << ci;
+        let lane0 = off / 4;
+        if class == Class::Inside
+            && let Some(st) = uniform_levels(&c.aabb, &chunk.spheres[lane0..lane0 + n.div_ceil(4)], n, planes, levels)
+        {
+            // Every member is visible and lands on the same levels whatever its previous ones: write them in
+            // bulk, and let the sort below copy the cluster's slots as one run.
+            states[off..off + n].fill(st);
+            let code = st.lod * TIER_COUNT as u8 + st.tier;
+            counts[code as usize % MAX_BUCKETS] += n as u32;
+            uniform |= 1 << ci;
+            uniform_code[ci] = code;
+            continue;
+        }
+        for k in 0..n.div_ceil(4) {
+            let SoaSphere { x, y, z, r } = chunk.spheres[lane0 + k];
+            let lanes = (n - 4 * k).min(4);
+            let mut mask = (1u32 << lanes) - 1;
+            if class == Class::Partial {
+                let neg_r = -r;
+                let dist = |p: usize| planes.px[p] * x + planes.py[p] * y + planes.pz[p] * z + planes.pw[p];
+                let mut m = dist(0).cmpge(neg_r);
+                for p in 1..6 {
+                    m &= dist(p).cmpge(neg_r);
+                }
+                mask &= m.bitmask();
+            }
+            let depth = planes.depth[0] * x + planes.depth[1] * y + planes.depth[2] * z + planes.depth[3];
+            // Screen size, one division per four instances; at or behind the eye it is infinite (finest).
+            let size = Vec4::select(depth.cmpgt(Vec4::ZERO), r * planes.proj_scale / depth, Vec4::INFINITY);
+            let (lod_lo, lod_hi) = levels.lod.bounds4(size);
+            let (tier_lo, tier_hi) = levels.tier.bounds4(size);
+            let (rate_lo, rate_hi) = levels.rate.bounds4(size);
+            let (lod_lo, lod_hi) = (lod_lo.to_array(), lod_hi.to_array());
+            let (tier_lo, tier_hi) = (tier_lo.to_array(), tier_hi.to_array());
+            let (rate_lo, rate_hi) = (rate_lo.to_array(), rate_hi.to_array());
+            let s0 = off + 4 * k;
+            let states = &mut states[s0..s0 + lanes];
+            let codes = &mut codes[s0..s0 + lanes];
+            for (l, (st, code)) in states.iter_mut().zip(codes.iter_mut()).enumerate() {
+                if mask & (1 << l) != 0 {
+                    // `max` then `min`: the closed form of hysteresis (see `LevelTable::bounds4`).
+                    let lod = st.lod.max(lod_lo[l] as u8).min(lod_hi[l] as u8);
+                    let tier = st.tier.max(tier_lo[l] as u8).min(tier_hi[l] as u8);
+                    let rate = st.rate_log2.max(rate_lo[l] as u8).min(rate_hi[l] as u8);
+                    *st = TierState {
+                        lod,
+                        tier,
+                        rate_log2: rate,
+                        flags: TierState::VISIBLE | if rate > 0 { TierState::INTERPOLATE } else { 0 },
+                    };
+                    let c = (lod * TIER_COUNT as u8 + tier) as usize;
+                    *code = c as u8;
+                    counts[c % MAX_BUCKETS] += 1;
+                } else {
+                    hide(st);
+                    *code = HIDDEN_CODE;
+                }
+            }
+        }
+    }
+    if any_visible == 0 {
+        return;
+    }
+    // Counting sort of the chunk's visible slots by bucket, into the chunk's part of the staging buffer.
+    let mut next = [0u32; MAX_BUCKETS];
+    let mut sum = 0;
+    for (n, &c) in next.iter_mut().zip(counts.iter()) {
+        *n = sum;
+        sum += c;
+    }
+    for (ci, c) in chunk.clusters.iter().enumerate() {
+        if any_visible & (1 << ci) == 0 {
+            continue;
+        }
+        let off = ci * cap;
+        if uniform & (1 << ci) != 0 {
+            let n = &mut next[uniform_code[ci] as usize % MAX_BUCKETS];
+            let first = chunk.base + off as u32;
+            let dst = &mut staging[*n as usize..*n as usize + c.len as usize];
+            for (i, d) in dst.iter_mut().enumerate() {
+                *d = first + i as u32;
+            }
+            *n += c.len;
+            continue;
+        }
+        for (i, &code) in codes[off..off + c.len as usize].iter().enumerate() {
+            if code != HIDDEN_CODE {
+                let n = &mut next[code as usize % MAX_BUCKETS];
+                staging[*n as usize] = chunk.base + (off + i) as u32;
+                *n += 1;
+            }
+        }
+    }
+}
+
+/// The levels every member of a cluster wholly inside the frustum gets, when they are the same for all of them
+/// whatever their previous levels; `None` otherwise (the members then take the per-instance path).
+///
+/// Each member's screen size `r * proj_scale / depth` lies between the smallest radius over the largest depth
+/// of the cluster's box and the largest radius over the smallest depth (the box holds every member's centre).
+/// Both ends are widened by far more than the rounding of the per-instance arithmetic. When, for each of the
+/// LOD, tier and rate tables, both ends give the same lower and upper level bounds `L == H`, every member's
+/// bounds are that level too (the bounds decrease with screen size), so `prev.clamp(L, H)` is that level for
+/// every previous level: exactly what the per-instance path computes.
+#[inline]
+fn uniform_levels(aabb: &Aabb, spheres: &[SoaSphere], n: usize, planes: &Planes, levels: &Levels) -> Option<TierState> {
+    let dp = planes.depth_plane;
+    let normal = dp.truncate();
+    let (c, e) = (aabb.center(), aabb.half_extent());
+    let mid = normal.dot(c) + dp.w;
+    let reach = normal.abs().dot(e);
+    let margin = 1e-5 * (normal.abs().dot(c.abs() + e) + dp.w.abs());
+    let (near, far) = (mid - reach - margin, mid + reach + margin);
+    if near.is_nan() || near <= 0.0 {
+        return None;
+    }
+    let mut r_min = Vec4::INFINITY;
+    let mut r_max = Vec4::NEG_INFINITY;
+    for (k, sp) in spheres.iter().enumerate() {
+        let lanes = (n - 4 * k).min(4);
+        // Lanes past the last member hold stale data; lane 0 always holds a member.
+        let r = Vec4::select(LANE.cmplt(Vec4::splat(lanes as f32)), sp.r, Vec4::splat(sp.r.x));
+        r_min = r_min.min(r);
+        r_max = r_max.max(r);
+    }
+    let s_lo = r_min.min_element() * planes.proj_scale.x / far * (1.0 - 1e-5);
+    let s_hi = r_max.max_element() * planes.proj_scale.x / near * (1.0 + 1e-5);
+    let s = Vec4::new(s_lo, s_hi, s_lo, s_hi);
+    let lod = levels.lod.uniform4(s)?;
+    let tier = levels.tier.uniform4(s)?;
+    let rate = levels.rate.uniform4(s)?;
+    Some(TierState {
+        lod,
+        tier,
+        rate_log2: rate,
+        flags: TierState::VISIBLE | if rate > 0 { TierState::INTERPOLATE } else { 0 },
+    })
+}
+
+/// Lane indices.
+const LANE: Vec4 = Vec4::new(0.0, 1.0, 2.0, 3.0);
+
+const _: () = assert!(CHUNK_CLUSTERS <= 32, "cluster visibility bits fit a u32");
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec3;
+
+    use super::*;
+    use crate::reference::cull_reference_to_vec;
+    use crate::{Aabb, ClusterSettings, GroupDesc, InstanceDesc};
+
+    /// A crowd of 16 × 16 instances 1 m apart, in clusters of 64, and a camera looking at it along -z from
+    /// `distance` metres (every cluster wholly inside the frustum).
+    fn crowd() -> InstanceStore {
+        let mut store = InstanceStore::new(ClusterSettings {
+            radius: 6.0,
+            capacity: 64,
+        })
+        .expect("settings");
+        let g = store
+            .add_group(GroupDesc {
+                mesh: 0,
+                material: 0,
+                clip_bounds: vec![Aabb::new(Vec3::new(-0.5, 0.0, -0.5), Vec3::new(0.5, 1.8, 0.5))],
+                lod_thresholds: vec![0.1, 0.01],
+                tier_thresholds: [0.2, 0.05, 0.005],
+                rate_thresholds: [0.1, 0.03, 0.004],
+                hysteresis: 0.1,
+            })
+            .expect("group");
+        for i in 0..256 {
+            let mut d = InstanceDesc::at(Vec3::new((i % 16) as f32 - 8.0, 0.0, (i / 16) as f32 - 8.0), 0);
+            d.scale = 0.9 + 0.2 * ((i * 37 % 17) as f32 / 16.0);
+            store.add(g, &d).expect("adds");
+        }
+        store
+    }
+
+    fn camera(distance: f32) -> CullCamera {
+        let eye = Vec3::new(0.0, 1.0, distance);
+        CullCamera::perspective(eye, Vec3::new(0.0, 1.0, 0.0), Vec3::Y, 0.8, 1.0, 0.1, 10_000.0)
+    }
+
+    /// Culls with the job and checks every instance's levels against the plain twin.
+    fn cull_and_compare(store: &mut InstanceStore, cam: &CullCamera) -> usize {
+        let expected = cull_reference_to_vec(store, cam);
+        let (mut cache, mut output) = (CullingCache::new(), CullOutput::new());
+        cache.prepare(store);
+        output.prepare(store);
+        let visible = CullingJob {
+            store,
+            camera: cam,
+            cache: &mut cache,
+            output: &mut output,
+        }
+        .run()
+        .expect("culls");
+        assert_eq!(visible, expected.len());
+        for r in &expected {
+            let st = store.get(r.handle).expect("live").state;
+            assert_eq!((st.lod, st.tier(), st.rate_log2), (r.lod, r.tier, r.rate_log2), "{r:?}");
+            assert!(output.list(r.group, r.lod, r.tier).contains(&r.slot));
+        }
+        visible
+    }
+
+    /// Which clusters of group 0 take the bulk path of [`uniform_levels`] for `cam`.
+    fn uniform_clusters(store: &InstanceStore, cam: &CullCamera) -> Vec<bool> {
+        let planes = Planes::new(cam);
+        let grp = &store.groups[0];
+        let levels = Levels {
+            lod: grp.lod,
+            tier: grp.tier,
+            rate: grp.rate,
+        };
+        grp.clusters
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.len > 0)
+            .map(|(k, c)| {
+                assert!(classify(&c.aabb, &planes.planes) == Class::Inside);
+                let lanes = k * grp.cap / 4..(k * grp.cap + c.len as usize).div_ceil(4);
+                uniform_levels(&c.aabb, &grp.spheres[lanes], c.len as usize, &planes, &levels).is_some()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn clusters_in_one_level_band_get_their_levels_in_bulk_as_the_reference_does() {
+        let mut store = crowd();
+        // Near: the crowd spans several bands, and instances get fine levels.
+        let near = camera(40.0);
+        assert!(
+            uniform_clusters(&store, &near).iter().any(|u| !u),
+            "some clusters straddle a band edge"
+        );
+        assert_eq!(cull_and_compare(&mut store, &near), 256);
+        // Far, in the band of the coarsest LOD, VAT and rate 8: every cluster takes the bulk path, and every
+        // instance crosses every boundary at once, as the reference's rule says.
+        let far = camera(3_000.0);
+        assert!(
+            uniform_clusters(&store, &far).iter().all(|&u| u),
+            "every cluster is in one band"
+        );
+        assert_eq!(cull_and_compare(&mut store, &far), 256);
+        // A middle band (LOD 1, baked, rate 4), reached from the coarsest levels.
+        let mid = camera(200.0);
+        assert!(
+            uniform_clusters(&store, &mid).iter().any(|&u| u),
+            "a cluster is in one band"
+        );
+        assert_eq!(cull_and_compare(&mut store, &mid), 256);
+        let st = store
+            .get(store.live_handles().next().expect("live"))
+            .expect("live")
+            .state;
+        assert_eq!((st.lod, st.tier(), st.rate_log2), (1, crate::Tier::Baked, 2));
+    }
+}

@@ -1,0 +1,586 @@
+//! Draw groups: one (mesh, material) pair, its settings, and the storage of its instances and clusters.
+//!
+//! Storage is SoA and cluster-major: cluster `k` owns slots `k * C .. k * C + len` of every per-slot array
+//! (`C` is the store's cluster capacity), so a cluster's instances are contiguous and culling streams them.
+//! Culling spheres are kept as four `Vec4` lane arrays (x, y, z, radius) of four slots each.
+//! An empty cluster is deleted: its block goes on a free list and is reused by the next new cluster.
+
+use glam::{Quat, Vec3, Vec4};
+
+use crate::bounds::{Aabb, clip_union, world_sphere};
+use crate::cluster_grid::ClusterGrid;
+use crate::error::{Error, Result};
+use crate::instance::{AnimState, InstanceDesc, TierState};
+use crate::limits::{MAX_HYSTERESIS, MAX_LODS, RATE_COUNT, TIER_COUNT};
+
+/// What a draw group is: its mesh and material, its clips' animated bounds, and its LOD and tier thresholds.
+///
+/// Screen size is the projected diameter of an instance's culling sphere as a fraction of the viewport
+/// height: `radius * proj_scale / view_depth` with `proj_scale = 1 / tan(fov_y / 2)`.
+/// All thresholds are screen sizes, positive, finite and strictly decreasing: an instance whose screen size
+/// falls below `lod_thresholds[i]` is at LOD `i + 1` or coarser. The same rule picks the tier from
+/// `tier_thresholds` (unique, pooled, baked, VAT) and the update-rate divisor from `rate_thresholds`
+/// (1, 2, 4, 8). To skip a tier, give it a band that no instance reaches: for example
+/// `[f32::MAX, f32::MAX / 4.0, 0.01]` makes every instance at least baked.
+///
+/// Hysteresis: a level boundary at threshold `t` is crossed towards coarser levels only below
+/// `t * (1 - hysteresis)` and towards finer levels only above `t * (1 + hysteresis)`. The bands of adjacent
+/// boundaries must not overlap: `t[i] * (1 - h) > t[i + 1] * (1 + h)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupDesc {
+    /// The caller's mesh id (not interpreted).
+    pub mesh: u32,
+    /// The caller's material id (not interpreted).
+    pub material: u32,
+    /// One local-space box per clip: the union of the skinned bounds over all the clip's frames.
+    /// At least one clip; every box valid.
+    pub clip_bounds: Vec<Aabb>,
+    /// LOD thresholds; the group has `lod_thresholds.len() + 1` LODs, at most [`MAX_LODS`].
+    pub lod_thresholds: Vec<f32>,
+    /// Tier thresholds: below `[0]` pooled, below `[1]` baked, below `[2]` VAT.
+    pub tier_thresholds: [f32; TIER_COUNT - 1],
+    /// Update-rate thresholds: below `[0]` every 2nd frame, below `[1]` every 4th, below `[2]` every 8th.
+    pub rate_thresholds: [f32; RATE_COUNT - 1],
+    /// The hysteresis band, a fraction in `[0, MAX_HYSTERESIS)`.
+    pub hysteresis: f32,
+}
+
+impl GroupDesc {
+    /// Checks every rule of the type's docs.
+    pub fn validate(&self) -> Result<()> {
+        if self.clip_bounds.is_empty() {
+            return Err(Error::OutOfRange {
+                what: "clip_bounds (at least one clip)",
+                index: 0,
+            });
+        }
+        if self.clip_bounds.len() > u32::MAX as usize {
+            return Err(Error::Limit {
+                what: "clips per group",
+                limit: u32::MAX as usize,
+            });
+        }
+        for (i, b) in self.clip_bounds.iter().enumerate() {
+            if !(b.min.is_finite() && b.max.is_finite()) {
+                return Err(Error::NonFinite {
+                    what: "clip bounds",
+                    index: i,
+                });
+            }
+            if !b.is_valid() {
+                return Err(Error::OutOfRange {
+                    what: "clip bounds (min <= max)",
+                    index: i,
+                });
+            }
+        }
+        if self.lod_thresholds.len() >= MAX_LODS {
+            return Err(Error::Limit {
+                what: "LODs per group",
+                limit: MAX_LODS,
+            });
+        }
+        let h = self.hysteresis;
+        if !h.is_finite() {
+            return Err(Error::NonFinite {
+                what: "hysteresis",
+                index: 0,
+            });
+        }
+        if !(0.0..MAX_HYSTERESIS).contains(&h) {
+            return Err(Error::OutOfRange {
+                what: "hysteresis (0 <= h < MAX_HYSTERESIS)",
+                index: 0,
+            });
+        }
+        check_thresholds("lod_thresholds", &self.lod_thresholds, h)?;
+        check_thresholds("tier_thresholds", &self.tier_thresholds, h)?;
+        check_thresholds("rate_thresholds", &self.rate_thresholds, h)
+    }
+
+    /// The number of LODs.
+    pub fn lod_count(&self) -> usize {
+        self.lod_thresholds.len() + 1
+    }
+}
+
+fn check_thresholds(what: &'static str, t: &[f32], h: f32) -> Result<()> {
+    for (i, &v) in t.iter().enumerate() {
+        if !v.is_finite() {
+            return Err(Error::NonFinite { what, index: i });
+        }
+        if v <= 0.0 {
+            return Err(Error::OutOfRange { what, index: i });
+        }
+        if i > 0 && t[i - 1] * (1.0 - h) <= v * (1.0 + h) {
+            return Err(Error::OutOfRange { what, index: i });
+        }
+    }
+    Ok(())
+}
+
+/// Level boundaries with their hysteresis edges, padded to [`MAX_LODS`]` - 1`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LevelTable {
+    n: usize,
+    /// `t * (1 - h)`: the edge for instances at this boundary's finer side.
+    lo: [f32; MAX_LODS - 1],
+    /// `t * (1 + h)`: the edge for instances at the coarser side.
+    hi: [f32; MAX_LODS - 1],
+}
+
+impl LevelTable {
+    fn new(t: &[f32], h: f32) -> Self {
+        let mut lo = [0.0; MAX_LODS - 1];
+        let mut hi = [0.0; MAX_LODS - 1];
+        for (i, &v) in t.iter().enumerate() {
+            lo[i] = v * (1.0 - h);
+            hi[i] = v * (1.0 + h);
+        }
+        Self { n: t.len(), lo, hi }
+    }
+
+    /// The levels `(L, H)` of four screen sizes: `L` counts the boundaries whose lower edge lies above the
+    /// screen size, `H` those whose upper edge does. An instance previously at level `prev` moves to
+    /// `prev.clamp(L, H)`: that is the boundary-by-boundary rule (cross boundary `i` towards coarser levels
+    /// only below `t * (1 - h)`, towards finer only above `t * (1 + h)`) in closed form, because the edges
+    /// decrease.
+    #[inline(always)]
+    pub(crate) fn bounds4(&self, s: Vec4) -> (Vec4, Vec4) {
+        let mut l = Vec4::ZERO;
+        let mut h = Vec4::ZERO;
+        for i in 0..self.n {
+            l += Vec4::select(s.cmplt(Vec4::splat(self.lo[i])), Vec4::ONE, Vec4::ZERO);
+            h += Vec4::select(s.cmplt(Vec4::splat(self.hi[i])), Vec4::ONE, Vec4::ZERO);
+        }
+        (l, h)
+    }
+
+    /// The level of every screen size in `[min(s), max(s)]` whatever the previous level, if there is one: the
+    /// lanes of `s` all give the same `L` and `H`, and `L == H`.
+    #[inline]
+    pub(crate) fn uniform4(&self, s: Vec4) -> Option<u8> {
+        let (l, h) = self.bounds4(s);
+        let v = Vec4::splat(l.x);
+        (l == v && h == v).then_some(l.x as u8)
+    }
+
+    /// The new level of one instance with screen size `s` that was at level `prev` (see [`LevelTable::bounds4`]).
+    #[cfg(test)]
+    pub(crate) fn level(&self, s: f32, prev: u8) -> u8 {
+        let (l, h) = self.bounds4(Vec4::splat(s));
+        prev.clamp(l.x as u8, h.x as u8)
+    }
+}
+
+/// One cluster's bookkeeping. Its instances are the slots `id * C .. id * C + len`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cluster {
+    /// A conservative box around every member's culling sphere (grown on every single move, recomputed by
+    /// refits and bulk moves).
+    pub(crate) aabb: Aabb,
+    /// The sum of member positions; the centre is `sum / len`.
+    pub(crate) sum: Vec3,
+    /// The number of members; 0 for a deleted cluster.
+    pub(crate) len: u32,
+    /// Queued for a refit.
+    pub(crate) dirty: bool,
+    /// Selected for the refit now running.
+    pub(crate) refit: bool,
+    /// Touched by the bulk move now running (see [`InstanceStore::set_positions`](crate::InstanceStore::set_positions)).
+    pub(crate) moved: bool,
+    /// Every member's tier state is already the hidden state (the last cull found the cluster outside and no
+    /// member joined since), so culling it outside again writes nothing.
+    pub(crate) hidden_clean: bool,
+    /// Members further than `R` from the centre, counted by the last refit.
+    pub(crate) drifters: u32,
+}
+
+impl Cluster {
+    const EMPTY: Self = Self {
+        aabb: Aabb::EMPTY,
+        sum: Vec3::ZERO,
+        len: 0,
+        dirty: false,
+        refit: false,
+        moved: false,
+        hidden_clean: false,
+        drifters: 0,
+    };
+
+    pub(crate) fn centre(&self) -> Vec3 {
+        self.sum / self.len.max(1) as f32
+    }
+}
+
+/// Grows `aabb` to hold the sphere, padded by a few ulps so that the box test stays conservative against the
+/// sphere test under rounding.
+#[inline]
+pub(crate) fn grow(aabb: &mut Aabb, c: Vec3, r: f32) {
+    let pad = (r + c.abs().max_element()) * 4e-7;
+    aabb.min = aabb.min.min(c - (r + pad));
+    aabb.max = aabb.max.max(c + (r + pad));
+}
+
+/// Four culling spheres in SoA form: one 64-byte cache line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub(crate) struct SoaSphere {
+    pub(crate) x: Vec4,
+    pub(crate) y: Vec4,
+    pub(crate) z: Vec4,
+    pub(crate) r: Vec4,
+}
+
+impl SoaSphere {
+    const ZERO: Self = Self {
+        x: Vec4::ZERO,
+        y: Vec4::ZERO,
+        z: Vec4::ZERO,
+        r: Vec4::ZERO,
+    };
+
+    fn get(&self, l: usize) -> (Vec3, f32) {
+        (Vec3::new(self.x[l], self.y[l], self.z[l]), self.r[l])
+    }
+
+    fn set(&mut self, l: usize, c: Vec3, r: f32) {
+        self.x[l] = c.x;
+        self.y[l] = c.y;
+        self.z[l] = c.z;
+        self.r[l] = r;
+    }
+}
+
+/// The storage of one draw group.
+#[derive(Clone, Debug)]
+pub(crate) struct Group {
+    pub(crate) desc: GroupDesc,
+    pub(crate) lod: LevelTable,
+    pub(crate) tier: LevelTable,
+    pub(crate) rate: LevelTable,
+    /// Cluster capacity `C` (a power of two, at least 4).
+    pub(crate) cap: usize,
+    /// World culling spheres, four slots per element.
+    pub(crate) spheres: Vec<SoaSphere>,
+    /// `(rotation * (centre of the clip box * scale), radius * scale)`: the world sphere minus the position.
+    pub(crate) offset: Vec<Vec4>,
+    pub(crate) position: Vec<Vec3>,
+    pub(crate) rotation: Vec<Quat>,
+    pub(crate) scale: Vec<f32>,
+    pub(crate) anim: Vec<AnimState>,
+    pub(crate) custom: Vec<Vec4>,
+    pub(crate) flags: Vec<u32>,
+    pub(crate) state: Vec<TierState>,
+    /// The handle-table index of each slot's instance.
+    pub(crate) owner: Vec<u32>,
+    pub(crate) clusters: Vec<Cluster>,
+    pub(crate) free_clusters: Vec<u32>,
+    pub(crate) dirty: std::collections::VecDeque<u32>,
+    pub(crate) grid: ClusterGrid,
+    pub(crate) live: usize,
+}
+
+impl Group {
+    pub(crate) fn new(desc: GroupDesc, cap: usize, radius: f32) -> Self {
+        let h = desc.hysteresis;
+        Self {
+            lod: LevelTable::new(&desc.lod_thresholds, h),
+            tier: LevelTable::new(&desc.tier_thresholds, h),
+            rate: LevelTable::new(&desc.rate_thresholds, h),
+            desc,
+            cap,
+            spheres: Vec::new(),
+            offset: Vec::new(),
+            position: Vec::new(),
+            rotation: Vec::new(),
+            scale: Vec::new(),
+            anim: Vec::new(),
+            custom: Vec::new(),
+            flags: Vec::new(),
+            state: Vec::new(),
+            owner: Vec::new(),
+            clusters: Vec::new(),
+            free_clusters: Vec::new(),
+            dirty: std::collections::VecDeque::new(),
+            grid: ClusterGrid::new(radius),
+            live: 0,
+        }
+    }
+
+    /// The cluster that owns slot `s` (a shift: the capacity is a power of two).
+    #[inline(always)]
+    pub(crate) fn cluster_of(&self, s: usize) -> usize {
+        s >> self.cap.trailing_zeros()
+    }
+
+    /// The number of slots, live or not: `clusters * C`.
+    pub(crate) fn slot_count(&self) -> usize {
+        self.position.len()
+    }
+
+    pub(crate) fn sphere(&self, s: usize) -> (Vec3, f32) {
+        self.spheres[s / 4].get(s % 4)
+    }
+
+    /// The culling sphere of a (valid) description.
+    pub(crate) fn sphere_of(&self, position: Vec3, rotation: Quat, scale: f32, anim: &AnimState) -> (Vec3, f32) {
+        world_sphere(clip_union(&self.desc.clip_bounds, anim), position, rotation, scale)
+    }
+
+    /// Recomputes slot `s`'s sphere offset from its rotation, scale and animation state (after any changed).
+    pub(crate) fn refresh_offset(&mut self, s: usize) {
+        let b = clip_union(&self.desc.clip_bounds, &self.anim[s]);
+        let scale = self.scale[s];
+        self.offset[s] = (self.rotation[s] * (b.center() * scale)).extend(b.half_extent().length() * scale);
+    }
+
+    /// Recomputes slot `s`'s world sphere from its position and sphere offset, and grows its cluster's box to
+    /// hold it. Gives the same result as [`Group::sphere_of`] (the same operations in the same order).
+    #[inline]
+    pub(crate) fn refresh_sphere(&mut self, s: usize) {
+        let l = self.offset[s];
+        let c = self.position[s] + l.truncate();
+        self.spheres[s / 4].set(s % 4, c, l.w);
+        let k = self.cluster_of(s);
+        grow(&mut self.clusters[k].aabb, c, l.w);
+    }
+
+    /// The nearest cluster whose centre is within `radius` of `p` and which has room, if any.
+    pub(crate) fn find_cluster(&self, p: Vec3, radius: f32, exclude: u32) -> Option<u32> {
+        let mut best = None;
+        let mut best_d = radius * radius;
+        let cap = self.cap as u32;
+        self.grid.for_each_near(p, |id| {
+            let c = &self.clusters[id as usize];
+            if c.len < cap && id != exclude {
+                let d = c.centre().distance_squared(p);
+                if d <= best_d {
+                    best_d = d;
+                    best = Some(id);
+                }
+            }
+        });
+        best
+    }
+
+    /// A new, empty cluster: a freed block or a new one at the end.
+    pub(crate) fn alloc_cluster(&mut self) -> u32 {
+        if let Some(id) = self.free_clusters.pop() {
+            return id;
+        }
+        let id = self.clusters.len();
+        let n = (id + 1) * self.cap;
+        self.clusters.push(Cluster::EMPTY);
+        self.spheres.resize(n / 4, SoaSphere::ZERO);
+        self.offset.resize(n, Vec4::ZERO);
+        self.position.resize(n, Vec3::ZERO);
+        self.rotation.resize(n, Quat::IDENTITY);
+        self.scale.resize(n, 0.0);
+        self.anim.resize(n, AnimState::clip(0));
+        self.custom.resize(n, Vec4::ZERO);
+        self.flags.resize(n, 0);
+        self.state.resize(n, TierState::HIDDEN);
+        self.owner.resize(n, u32::MAX);
+        self.grid.reserve_clusters(id + 1);
+        id as u32
+    }
+
+    /// Writes a new member into cluster `k` and returns its slot. The description must be valid and the
+    /// cluster must have room.
+    pub(crate) fn push_member(&mut self, k: u32, desc: &InstanceDesc, state: TierState, owner: u32) -> usize {
+        let c = &mut self.clusters[k as usize];
+        let s = k as usize * self.cap + c.len as usize;
+        c.len += 1;
+        c.sum += desc.position;
+        self.position[s] = desc.position;
+        self.rotation[s] = desc.rotation;
+        self.scale[s] = desc.scale;
+        self.anim[s] = desc.anim;
+        self.custom[s] = desc.custom;
+        self.flags[s] = desc.flags;
+        self.state[s] = state;
+        self.owner[s] = owner;
+        self.refresh_offset(s);
+        self.refresh_sphere(s);
+        self.clusters[k as usize].hidden_clean = false;
+        self.mark_dirty(k);
+        let centre = self.clusters[k as usize].centre();
+        self.grid.place(k, centre);
+        self.live += 1;
+        s
+    }
+
+    fn copy_slot(&mut self, from: usize, to: usize) {
+        self.position[to] = self.position[from];
+        self.rotation[to] = self.rotation[from];
+        self.scale[to] = self.scale[from];
+        self.anim[to] = self.anim[from];
+        self.custom[to] = self.custom[from];
+        self.flags[to] = self.flags[from];
+        self.state[to] = self.state[from];
+        self.owner[to] = self.owner[from];
+        self.offset[to] = self.offset[from];
+        let (c, r) = self.sphere(from);
+        self.spheres[to / 4].set(to % 4, c, r);
+    }
+
+    /// Removes slot `s` from its cluster by moving the cluster's last member into it. Returns the handle
+    /// index of the moved member (whose slot is now `s`), if one moved. Deletes the cluster when it empties.
+    pub(crate) fn remove_member(&mut self, s: usize) -> Option<u32> {
+        let k = self.cluster_of(s);
+        let p = self.position[s];
+        let last = k * self.cap + self.clusters[k].len as usize - 1;
+        let moved = if s != last {
+            self.copy_slot(last, s);
+            Some(self.owner[s])
+        } else {
+            None
+        };
+        self.owner[last] = u32::MAX;
+        self.live -= 1;
+        let c = &mut self.clusters[k];
+        c.len -= 1;
+        if c.len == 0 {
+            *c = Cluster::EMPTY;
+            self.grid.unlink(k as u32);
+            self.free_clusters.push(k as u32);
+        } else {
+            c.sum -= p;
+            self.mark_dirty(k as u32);
+            let centre = self.clusters[k].centre();
+            self.grid.place(k as u32, centre);
+        }
+        moved
+    }
+
+    pub(crate) fn mark_dirty(&mut self, k: u32) {
+        let c = &mut self.clusters[k as usize];
+        if !c.dirty {
+            c.dirty = true;
+            self.dirty.push_back(k);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn level_table_applies_hysteresis_on_both_sides() {
+        let t = LevelTable::new(&[0.5, 0.1], 0.1);
+        // Screen size 0.47: below 0.5 but inside the band [0.45, 0.55].
+        assert_eq!(t.level(0.47, 0), 0, "a finer instance stays finer inside the band");
+        assert_eq!(t.level(0.47, 1), 1, "a coarser instance stays coarser inside the band");
+        assert_eq!(t.level(0.47, 2), 1, "an instance two levels coarser comes back one");
+        assert_eq!(t.level(0.44, 0), 1, "below the band it goes coarser");
+        assert_eq!(t.level(0.56, 1), 0, "above the band it goes finer");
+        assert_eq!(t.level(0.01, 0), 2, "a big jump crosses two boundaries at once");
+        assert_eq!(t.level(5.0, 2), 0);
+        assert_eq!(t.level(f32::INFINITY, 2), 0, "behind the eye is as close as it gets");
+    }
+
+    #[test]
+    fn descriptions_are_validated() {
+        let ok = GroupDesc {
+            mesh: 0,
+            material: 0,
+            clip_bounds: vec![Aabb::new(Vec3::ZERO, Vec3::ONE)],
+            lod_thresholds: vec![0.5, 0.2],
+            tier_thresholds: [0.4, 0.1, 0.02],
+            rate_thresholds: [0.3, 0.1, 0.03],
+            hysteresis: 0.1,
+        };
+        assert_eq!(ok.validate(), Ok(()));
+        let cases: Vec<(GroupDesc, &str)> = vec![
+            (
+                GroupDesc {
+                    clip_bounds: vec![],
+                    ..ok.clone()
+                },
+                "no clips",
+            ),
+            (
+                GroupDesc {
+                    clip_bounds: vec![Aabb::new(Vec3::ONE, Vec3::ZERO)],
+                    ..ok.clone()
+                },
+                "inverted box",
+            ),
+            (
+                GroupDesc {
+                    clip_bounds: vec![Aabb::new(Vec3::ZERO, Vec3::NAN)],
+                    ..ok.clone()
+                },
+                "NaN box",
+            ),
+            (
+                GroupDesc {
+                    lod_thresholds: vec![0.1; 8],
+                    ..ok.clone()
+                },
+                "too many LODs",
+            ),
+            (
+                GroupDesc {
+                    lod_thresholds: vec![0.2, 0.5],
+                    ..ok.clone()
+                },
+                "increasing",
+            ),
+            (
+                GroupDesc {
+                    lod_thresholds: vec![0.5, 0.48],
+                    ..ok.clone()
+                },
+                "overlapping bands",
+            ),
+            (
+                GroupDesc {
+                    lod_thresholds: vec![f32::NAN],
+                    ..ok.clone()
+                },
+                "NaN threshold",
+            ),
+            (
+                GroupDesc {
+                    tier_thresholds: [0.4, 0.1, 0.0],
+                    ..ok.clone()
+                },
+                "zero threshold",
+            ),
+            (
+                GroupDesc {
+                    rate_thresholds: [0.3, 0.1, f32::INFINITY],
+                    ..ok.clone()
+                },
+                "inf",
+            ),
+            (
+                GroupDesc {
+                    hysteresis: 0.5,
+                    ..ok.clone()
+                },
+                "hysteresis too wide",
+            ),
+            (
+                GroupDesc {
+                    hysteresis: -0.1,
+                    ..ok.clone()
+                },
+                "negative hysteresis",
+            ),
+            (
+                GroupDesc {
+                    hysteresis: f32::NAN,
+                    ..ok.clone()
+                },
+                "NaN hysteresis",
+            ),
+        ];
+        for (desc, why) in cases {
+            assert!(desc.validate().is_err(), "{why} was accepted");
+        }
+    }
+}

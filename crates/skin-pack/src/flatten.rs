@@ -1,0 +1,616 @@
+//! Flattening model-space poses into GPU-layout palettes: [`FlattenJob`], its [`PaletteBinding`] and
+//! [`FlattenCache`], and the [`PaletteFormat`] trait that every palette encoding implements.
+//!
+//! A joint's skinning matrix is `model[joint] × inverse_bind[joint]`; per-instance palettes can fold the instance's
+//! world transform in front of it. The job writes the result straight into a caller-provided slice (for example a
+//! mapped staging buffer), in parallel over chunks of palettes with rayon, with no intermediate `Vec` and no
+//! allocation. [`crate::palette_from_model`] is its plain reference twin.
+
+use anim_pose::Skeleton;
+use glam::{Affine3A, Mat4, Vec3A, Vec4};
+use rayon::prelude::*;
+
+use crate::{Error, PaletteEntry, Result};
+
+/// A per-joint palette encoding that the flattening jobs can write straight into a GPU-layout slice.
+///
+/// `encode` receives the joint's final skinning matrix (model × inverse bind, with the instance transform folded
+/// in when the caller asks for it) and the palette's translation origin. Formats that store translation relative to
+/// an origin (the f16 formats) subtract it; the f32 [`PaletteEntry`] stores the absolute matrix and ignores it.
+pub trait PaletteFormat: bytemuck::Pod + Send + Sync {
+    /// A short name for reports and errors, for example `"f32 3x4"`.
+    const NAME: &'static str;
+
+    /// Encodes one skinning matrix. The input is finite (the jobs validate it before encoding).
+    fn encode(m: &Affine3A, origin: Vec3A) -> Self;
+
+    /// Encodes one skinning matrix given as its three rows `(r0, r1, r2)`, with the translation in `w`: the form
+    /// [`FlattenJob`] computes. The default converts to an [`Affine3A`] and calls [`PaletteFormat::encode`];
+    /// formats that store rows override it.
+    #[inline(always)]
+    fn encode_rows(rows: &[Vec4; 3], origin: Vec3A) -> Self {
+        let m = Mat4::from_cols(rows[0], rows[1], rows[2], Vec4::W).transpose();
+        Self::encode(&Affine3A::from_mat4(m), origin)
+    }
+
+    /// True when [`PaletteFormat::stream_rows`] writes with non-temporal stores.
+    const STREAMS: bool = false;
+
+    /// Writes the encoding of `rows` into `out` with non-temporal (streaming) stores when the format supports
+    /// them and `out` is 16-byte aligned; the default stores normally. [`FlattenJob`] calls it when its
+    /// `streaming` field is set, and fences the stores before it returns.
+    #[inline(always)]
+    fn stream_rows(rows: &[Vec4; 3], origin: Vec3A, out: &mut Self) {
+        *out = Self::encode_rows(rows, origin);
+    }
+
+    /// True when the format stores translation relative to an origin (the f16 formats): [`FlattenJob`] then
+    /// computes folded rows relative to the instance position directly, never adding and subtracting it.
+    const RELATIVE: bool = false;
+
+    /// Encodes `out.len()` entries whose rows (translation in `w`) `row(k)` computes, all with the same `origin`,
+    /// and returns the sum of `row × 0` over every row: NaN when any row was not finite, zero otherwise.
+    /// `stream` asks for [`PaletteFormat::stream_rows`].
+    ///
+    /// The default calls [`PaletteFormat::encode_rows`] (or `stream_rows`) for each entry; the f16 formats override
+    /// it with one loop that converts with F16C.
+    #[inline(always)]
+    fn encode_each(out: &mut [Self], origin: Vec3A, stream: bool, mut row: impl FnMut(usize) -> [Vec4; 3]) -> Vec4 {
+        let mut acc = Vec4::ZERO;
+        for (k, o) in out.iter_mut().enumerate() {
+            let r = row(k);
+            acc += poison(r[0]) + poison(r[1]) + poison(r[2]);
+            if Self::STREAMS && stream {
+                Self::stream_rows(&r, origin, o);
+            } else {
+                *o = Self::encode_rows(&r, origin);
+            }
+        }
+        acc
+    }
+}
+
+impl PaletteFormat for PaletteEntry {
+    const NAME: &'static str = "f32 3x4";
+
+    #[inline(always)]
+    fn encode(m: &Affine3A, _origin: Vec3A) -> Self {
+        let c = m.matrix3;
+        let t = m.translation;
+        Self {
+            rows: [
+                [c.x_axis.x, c.y_axis.x, c.z_axis.x, t.x],
+                [c.x_axis.y, c.y_axis.y, c.z_axis.y, t.y],
+                [c.x_axis.z, c.y_axis.z, c.z_axis.z, t.z],
+            ],
+        }
+    }
+
+    #[inline(always)]
+    fn encode_rows(rows: &[Vec4; 3], _origin: Vec3A) -> Self {
+        Self {
+            rows: [rows[0].to_array(), rows[1].to_array(), rows[2].to_array()],
+        }
+    }
+
+    const STREAMS: bool = cfg!(target_arch = "x86_64");
+
+    #[inline(always)]
+    fn stream_rows(rows: &[Vec4; 3], _origin: Vec3A, out: &mut Self) {
+        #[cfg(target_arch = "x86_64")]
+        if (out as *mut Self as usize) % 16 == 0 {
+            stream::entry(rows, out);
+            return;
+        }
+        *out = Self::encode_rows(rows, _origin);
+    }
+}
+
+/// Non-temporal stores for the f32 palette entry on x86-64.
+#[cfg(target_arch = "x86_64")]
+#[allow(
+    unsafe_code,
+    reason = "non-temporal stores need raw pointers; each use is checked and documented"
+)]
+mod stream {
+    use std::arch::x86_64::{_mm_loadu_ps, _mm_sfence, _mm_stream_ps};
+
+    use glam::Vec4;
+
+    use crate::PaletteEntry;
+
+    /// Writes `rows` into `out` with three 16-byte non-temporal stores. `out` is 16-byte aligned.
+    #[inline(always)]
+    pub(super) fn entry(rows: &[Vec4; 3], out: &mut PaletteEntry) {
+        let p = (out as *mut PaletteEntry).cast::<f32>();
+        debug_assert!(p as usize % 16 == 0, "the caller checks the alignment");
+        // SAFETY: `p` points to the 48 writable bytes of `*out` (a `&mut`, so no one else reads them until it is
+        // released), is 16-byte aligned as `_mm_stream_ps` requires (checked by the caller), and every load reads
+        // the 16 bytes of one `Vec4`. SSE is part of the x86-64 baseline.
+        unsafe {
+            _mm_stream_ps(p, _mm_loadu_ps(rows[0].as_ref().as_ptr()));
+            _mm_stream_ps(p.add(4), _mm_loadu_ps(rows[1].as_ref().as_ptr()));
+            _mm_stream_ps(p.add(8), _mm_loadu_ps(rows[2].as_ref().as_ptr()));
+        }
+    }
+
+    /// Orders this thread's non-temporal stores before its later stores, so that whoever joins the thread sees
+    /// them.
+    #[inline(always)]
+    pub(super) fn fence() {
+        // SAFETY: `_mm_sfence` has no preconditions; SSE is part of the x86-64 baseline. (It is a safe function
+        // from Rust 1.87; the block keeps older compilers working.)
+        #[allow(unused_unsafe, reason = "`_mm_sfence` is safe from Rust 1.87, unsafe before")]
+        unsafe {
+            _mm_sfence()
+        };
+    }
+}
+
+/// Fences this thread's non-temporal stores (see [`stream::fence`]); nothing to do elsewhere.
+#[inline(always)]
+fn stream_fence() {
+    #[cfg(target_arch = "x86_64")]
+    stream::fence();
+}
+
+/// Palettes per rayon task in [`FlattenJob::run`].
+///
+/// One palette of 64 joints in f32 is 3 KiB and takes about a microsecond; 16 palettes keep rayon's per-task
+/// overhead (around a microsecond) near 5% while a 10,000-instance crowd still splits into hundreds of tasks.
+pub const FLATTEN_CHUNK: usize = 16;
+
+/// A skeleton's skinning binding, prepared once for [`FlattenJob`]: which skeleton joint each palette entry reads,
+/// and the inverse bind matrices as affine transforms.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PaletteBinding {
+    joint_count: usize,
+    skin_joints: Vec<u16>,
+    inverse_bind: Vec<Affine3A>,
+    /// The rows of each inverse bind matrix, for [`skin_matrix_rows`].
+    inverse_bind_rows: Vec<[Vec4; 3]>,
+}
+
+impl PaletteBinding {
+    /// Prepares `skeleton`'s skin for flattening.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::BufferSize`] when the skeleton does not have one inverse bind matrix per skin joint;
+    /// - [`Error::SkinJointOutOfRange`] when a skin joint maps past the skeleton's joints;
+    /// - [`Error::NotAffine`] naming the skin joint whose inverse bind matrix is not finite or not affine.
+    pub fn new(skeleton: &Skeleton) -> Result<Self> {
+        let n = skeleton.skin_joints.len();
+        if skeleton.inverse_bind_matrices.len() != n {
+            return Err(Error::BufferSize {
+                what: "inverse bind matrices (one per skin joint)",
+                expected: n,
+                actual: skeleton.inverse_bind_matrices.len(),
+            });
+        }
+        let joint_count = skeleton.joint_count();
+        if let Some((skin_joint, &joint)) = skeleton
+            .skin_joints
+            .iter()
+            .enumerate()
+            .find(|&(_, &j)| usize::from(j) >= joint_count)
+        {
+            return Err(Error::SkinJointOutOfRange {
+                skin_joint,
+                joint,
+                joint_count,
+            });
+        }
+        let inverse_bind = skeleton
+            .inverse_bind_matrices
+            .iter()
+            .enumerate()
+            .map(|(k, m)| {
+                if !m.is_finite() || m.row(3) != Vec4::W {
+                    return Err(Error::NotAffine {
+                        what: "inverse bind matrix of skin joint",
+                        index: k,
+                    });
+                }
+                Ok(Affine3A::from_mat4(*m))
+            })
+            .collect::<Result<_>>()?;
+        let inverse_bind_rows = skeleton
+            .inverse_bind_matrices
+            .iter()
+            .map(|m| [m.row(0), m.row(1), m.row(2)])
+            .collect();
+        Ok(Self {
+            joint_count,
+            skin_joints: skeleton.skin_joints.clone(),
+            inverse_bind,
+            inverse_bind_rows,
+        })
+    }
+
+    /// The number of skeleton joints: each model-space pose has this many matrices.
+    pub fn joint_count(&self) -> usize {
+        self.joint_count
+    }
+
+    /// The number of skin joints: each palette has this many entries.
+    pub fn skin_joint_count(&self) -> usize {
+        self.skin_joints.len()
+    }
+}
+
+/// Scratch for [`FlattenJob`]s that share poses between palettes: the skinning matrices of every pose, in row form.
+///
+/// Sized at setup for a maximum number of poses; the job never grows it.
+#[derive(Clone, Debug, Default)]
+pub struct FlattenCache {
+    rows: Vec<[Vec4; 3]>,
+}
+
+impl FlattenCache {
+    /// A cache for up to `max_poses` poses of `binding`'s skeleton.
+    pub fn new(binding: &PaletteBinding, max_poses: usize) -> Self {
+        Self {
+            rows: vec![[Vec4::ZERO; 3]; max_poses * binding.skin_joint_count()],
+        }
+    }
+
+    /// How many poses of `binding`'s skeleton the cache holds.
+    pub fn capacity(&self, binding: &PaletteBinding) -> usize {
+        self.rows
+            .len()
+            .checked_div(binding.skin_joint_count())
+            .unwrap_or(usize::MAX)
+    }
+}
+
+/// Writes skinning palettes in GPU layout: for palette `i` and skin joint `k`,
+/// `output[i × S + k] = encode(T_i × model[P_i × J + skin_joints[k]] × inverse_bind[k])`,
+/// where `S` is the skin joint count, `J` the skeleton joint count, `P_i` the pose palette `i` reads and `T_i` its
+/// instance transform.
+///
+/// - **Poses.** `poses` holds whole model-space poses back to back, `J` matrices each (the outputs of
+///   `anim_pose::LocalToModelJob`, or `anim_pose::PosePool::palettes` for pooled slots).
+/// - **Which pose.** With `pose_of` empty, palette `i` reads pose `i` and there are `poses.len() / J` palettes.
+///   Otherwise palette `i` reads pose `pose_of[i]` and there are `pose_of.len()` palettes: many instances can share
+///   one pose (pooled slots, or the classic design of per-instance palettes from a few shared poses), and each
+///   pose's skinning matrices are then computed once, into `cache`.
+/// - **Instance transforms.** With `transforms` empty, palettes stay in model space (pooled palettes always do)
+///   and their f16 translation origin is zero. Otherwise `transforms[i]` is folded in front of every entry of
+///   palette `i` and the origin is its translation, so that f16 precision does not depend on world position.
+///
+/// Validity rules, checked by [`FlattenJob::validate`]:
+/// - `poses.len()` is a multiple of `J`, and `J > 0`;
+/// - `transforms` is empty or has one entry per palette;
+/// - `output` has at least `palettes × S` entries (surplus entries are untouched);
+/// - with `pose_of` given, `cache` holds at least `poses.len() / J` poses; `run` also checks every `pose_of[i]`.
+///
+/// `run` reports the first non-finite input or result it finds ([`Error::NonFinite`]); `output` is then written
+/// but unspecified.
+#[derive(Debug)]
+pub struct FlattenJob<'a, F: PaletteFormat = PaletteEntry> {
+    /// The skeleton's skin, prepared once.
+    pub binding: &'a PaletteBinding,
+    /// Model-space poses, `J` matrices each, pose after pose.
+    pub poses: &'a [Affine3A],
+    /// The pose of each palette, or empty for one palette per pose.
+    pub pose_of: &'a [u32],
+    /// The instance transform of each palette, or empty to keep palettes in model space.
+    pub transforms: &'a [Affine3A],
+    /// Per-pose skinning matrices, used when `pose_of` is given.
+    pub cache: &'a mut FlattenCache,
+    /// The palettes, palette-major: `output[i × S + k]`.
+    pub output: &'a mut [F],
+    /// Write with non-temporal (streaming) stores where the format supports them ([`PaletteFormat::STREAMS`]; the
+    /// f32 entry on x86-64, when `output` is 16-byte aligned). This suits large crowds written to upload memory that
+    /// the CPU does not read back; `cargo xtask bench` measures both.
+    pub streaming: bool,
+}
+
+impl<F: PaletteFormat> FlattenJob<'_, F> {
+    /// The number of palettes the job writes.
+    pub fn palette_count(&self) -> usize {
+        if self.pose_of.is_empty() {
+            self.poses.len().checked_div(self.binding.joint_count).unwrap_or(0)
+        } else {
+            self.pose_of.len()
+        }
+    }
+
+    /// Checks the validity rules listed on [`FlattenJob`], in O(1).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BufferSize`] naming the argument at fault.
+    pub fn validate(&self) -> Result<()> {
+        let j = self.binding.joint_count;
+        if j == 0 || self.poses.len() % j != 0 {
+            return Err(Error::BufferSize {
+                what: "model-space poses (a whole number of poses of the skeleton's joints)",
+                expected: self.poses.len().div_ceil(j.max(1)) * j.max(1),
+                actual: self.poses.len(),
+            });
+        }
+        let palettes = self.palette_count();
+        if !self.transforms.is_empty() && self.transforms.len() != palettes {
+            return Err(Error::BufferSize {
+                what: "instance transforms (one per palette, or none)",
+                expected: palettes,
+                actual: self.transforms.len(),
+            });
+        }
+        let needed = palettes * self.binding.skin_joint_count();
+        if self.output.len() < needed {
+            return Err(Error::BufferSize {
+                what: "flatten output (palettes × skin joints)",
+                expected: needed,
+                actual: self.output.len(),
+            });
+        }
+        if !self.pose_of.is_empty() && self.cache.rows.len() < self.poses.len() / j * self.binding.skin_joint_count() {
+            return Err(Error::BufferSize {
+                what: "flatten cache (skinning matrices of every pose)",
+                expected: self.poses.len() / j * self.binding.skin_joint_count(),
+                actual: self.cache.rows.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes the palettes. Never allocates.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::BufferSize`] from [`FlattenJob::validate`], before anything is written;
+    /// - [`Error::PoseOutOfRange`] when a `pose_of` entry names no pose;
+    /// - [`Error::NonFinite`] naming the first palette and joint whose input (pose matrix or instance transform) is
+    ///   not finite, or whose product overflowed.
+    pub fn run(&mut self) -> Result<()> {
+        self.validate()?;
+        let binding = self.binding;
+        let (j, s) = (binding.joint_count, binding.skin_joint_count());
+        let palettes = self.palette_count();
+        if s == 0 || palettes == 0 {
+            return Ok(());
+        }
+        let pose_count = self.poses.len() / j;
+        if let Some((palette, &pose)) = self
+            .pose_of
+            .iter()
+            .enumerate()
+            .find(|&(_, &p)| p as usize >= pose_count)
+        {
+            return Err(Error::PoseOutOfRange {
+                palette,
+                pose: pose as usize,
+                pose_count,
+            });
+        }
+        let output = &mut self.output[..palettes * s];
+        let (poses, transforms, stream) = (self.poses, self.transforms, self.streaming);
+        let fence = F::STREAMS && stream;
+        let ok = if self.pose_of.is_empty() {
+            for_each_palette(output, s, fence, |p, palette| {
+                let pose = &poses[p * j..(p + 1) * j];
+                match transforms.get(p) {
+                    None => write_palette(binding, pose, palette, stream),
+                    Some(t) => write_palette_folded(binding, pose, t, palette, stream),
+                }
+            })
+        } else {
+            let cache = &mut self.cache.rows[..pose_count * s];
+            let cached = for_each_palette(cache, s, false, |p, rows| {
+                skin_rows_into(binding, &poses[p * j..(p + 1) * j], rows)
+            });
+            let cache = &*cache;
+            let pose_of = self.pose_of;
+            cached
+                && for_each_palette(output, s, fence, |p, palette| {
+                    let pose = pose_of[p] as usize;
+                    let rows = &cache[pose * s..(pose + 1) * s];
+                    match transforms.get(p) {
+                        None => copy_rows(rows, palette, stream),
+                        Some(t) => fold_rows(t, rows, palette, stream),
+                    }
+                })
+        };
+        if ok { Ok(()) } else { Err(self.first_non_finite()) }
+    }
+
+    /// The cold path of a failed run: finds the first palette and joint whose input or result is not finite.
+    #[cold]
+    fn first_non_finite(&self) -> Error {
+        let j = self.binding.joint_count;
+        for palette in 0..self.palette_count() {
+            let pose = self.pose_of.get(palette).map_or(palette, |&p| p as usize);
+            let transform = self.transforms.get(palette);
+            if transform.is_some_and(|t| !t.is_finite()) {
+                return Error::NonFinite {
+                    what: "instance transform of palette",
+                    index: palette,
+                    joint: None,
+                };
+            }
+            for (k, &joint) in self.binding.skin_joints.iter().enumerate() {
+                let m = &self.poses[pose * j + usize::from(joint)];
+                if !m.is_finite() {
+                    return Error::NonFinite {
+                        what: "model-space pose",
+                        index: pose,
+                        joint: Some(usize::from(joint)),
+                    };
+                }
+                let skin = *m * self.binding.inverse_bind[k];
+                let skin = transform.map_or(skin, |t| *t * skin);
+                if !skin.is_finite() {
+                    return Error::NonFinite {
+                        what: "skinning matrix (the product overflowed) of palette",
+                        index: palette,
+                        joint: Some(k),
+                    };
+                }
+            }
+        }
+        // The parallel pass saw a non-finite value that the scalar rescan does not reproduce: this would be a bug.
+        Error::NonFinite {
+            what: "flatten output (not reproduced by the rescan)",
+            index: 0,
+            joint: None,
+        }
+    }
+}
+
+/// Runs `write(p, palette)` for every palette `p` of `out` (`s` entries each), in parallel over chunks of
+/// [`FLATTEN_CHUNK`] palettes, fencing each chunk's streaming stores when `fence` is set; returns whether the sum of
+/// the poison values `write` returned is finite.
+#[inline(always)]
+fn for_each_palette<T: Send>(
+    out: &mut [T],
+    s: usize,
+    fence: bool,
+    write: impl Fn(usize, &mut [T]) -> Vec4 + Sync,
+) -> bool {
+    out.par_chunks_mut(FLATTEN_CHUNK * s)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let mut acc = Vec4::ZERO;
+            for (i, palette) in chunk.chunks_exact_mut(s).enumerate() {
+                acc += write(c * FLATTEN_CHUNK + i, palette);
+            }
+            if fence {
+                stream_fence();
+            }
+            acc
+        })
+        .reduce(|| Vec4::ZERO, |a, b| a + b)
+        .is_finite()
+}
+
+/// `0` for a finite vector and NaN otherwise: `inf × 0` and `NaN × 0` are NaN. Summing these over a pass gives a
+/// finiteness check of every value at the cost of one multiply and one add per row.
+#[inline(always)]
+pub(crate) fn poison(v: Vec4) -> Vec4 {
+    v * 0.0
+}
+
+/// The rows of `m × ibm`, given the rows of `ibm`: row `r` is `Σₖ m[r][k] · ibm_row_k + (0, 0, 0, m[r][3])`.
+/// This needs one splat per element of `m` (12), 9 multiplies and 9 adds, and no transpose.
+#[inline(always)]
+fn skin_matrix_rows(m: &Affine3A, ibm: &[Vec4; 3]) -> [Vec4; 3] {
+    let c = &m.matrix3;
+    let t = m.translation;
+    [0, 1, 2].map(|r| {
+        let (x, y, z) = (c.x_axis[r], c.y_axis[r], c.z_axis[r]);
+        (Vec4::splat(x) * ibm[0] + Vec4::splat(y) * ibm[1]) + (Vec4::splat(z) * ibm[2] + Vec4::new(0.0, 0.0, 0.0, t[r]))
+    })
+}
+
+/// Encodes `out.len()` entries whose rows `row(k)` computes, with translation origin `origin`; returns the poison
+/// sum of the rows.
+#[inline(always)]
+fn emit<F: PaletteFormat>(out: &mut [F], origin: Vec3A, stream: bool, row: impl FnMut(usize) -> [Vec4; 3]) -> Vec4 {
+    F::encode_each(out, origin, stream, row)
+}
+
+/// Writes one model-space palette (no instance transform, origin zero); returns the poison sum of its rows.
+#[inline(always)]
+fn write_palette<F: PaletteFormat>(binding: &PaletteBinding, pose: &[Affine3A], out: &mut [F], stream: bool) -> Vec4 {
+    let (joints, ibms) = (
+        &binding.skin_joints[..out.len()],
+        &binding.inverse_bind_rows[..out.len()],
+    );
+    emit(out, Vec3A::ZERO, stream, |k| {
+        skin_matrix_rows(&pose[usize::from(joints[k])], &ibms[k])
+    })
+}
+
+/// Writes one palette with its instance transform folded in; returns the poison sum of its rows.
+#[inline(always)]
+fn write_palette_folded<F: PaletteFormat>(
+    binding: &PaletteBinding,
+    pose: &[Affine3A],
+    t: &Affine3A,
+    out: &mut [F],
+    stream: bool,
+) -> Vec4 {
+    let fold = Fold::new(t);
+    let (joints, ibms) = (
+        &binding.skin_joints[..out.len()],
+        &binding.inverse_bind_rows[..out.len()],
+    );
+    emit(out, t.translation, stream, |k| {
+        fold.apply(&skin_matrix_rows(&pose[usize::from(joints[k])], &ibms[k]))
+    })
+}
+
+/// Writes the skinning matrices of one pose, in row form, into `rows`; returns their poison sum.
+#[inline(always)]
+fn skin_rows_into(binding: &PaletteBinding, pose: &[Affine3A], rows: &mut [[Vec4; 3]]) -> Vec4 {
+    let mut acc = Vec4::ZERO;
+    for ((r, &joint), ibm) in rows
+        .iter_mut()
+        .zip(&binding.skin_joints)
+        .zip(&binding.inverse_bind_rows)
+    {
+        *r = skin_matrix_rows(&pose[usize::from(joint)], ibm);
+        acc += poison(r[0]) + poison(r[1]) + poison(r[2]);
+    }
+    acc
+}
+
+/// Encodes cached rows as they are (no instance transform, origin zero).
+#[inline(always)]
+fn copy_rows<F: PaletteFormat>(rows: &[[Vec4; 3]], out: &mut [F], stream: bool) -> Vec4 {
+    let rows = &rows[..out.len()];
+    emit(out, Vec3A::ZERO, stream, |k| rows[k])
+}
+
+/// Encodes cached rows with the instance transform `t` folded in; returns their poison sum.
+#[inline(always)]
+fn fold_rows<F: PaletteFormat>(t: &Affine3A, rows: &[[Vec4; 3]], out: &mut [F], stream: bool) -> Vec4 {
+    let fold = Fold::new(t);
+    let rows = &rows[..out.len()];
+    if F::RELATIVE {
+        // Relative to the origin `t.translation` straight away: the translation is never added and subtracted.
+        emit(out, Vec3A::ZERO, stream, |k| fold.apply_relative(&rows[k]))
+    } else {
+        emit(out, t.translation, stream, |k| fold.apply(&rows[k]))
+    }
+}
+
+/// An instance transform `T`, prepared to multiply matrices given as rows: row `r` of `T × S` is
+/// `T[r][0] S₀ + T[r][1] S₁ + T[r][2] S₂ + (0, 0, 0, T[r][3])`, so each element of `T` is splat once per palette
+/// and each entry then costs 9 multiplies and 9 adds, with no shuffles.
+struct Fold {
+    splat: [[Vec4; 3]; 3],
+    translation: [Vec4; 3],
+}
+
+impl Fold {
+    #[inline(always)]
+    fn new(t: &Affine3A) -> Self {
+        let m = t.matrix3;
+        let element = |r: usize, c: usize| Vec4::splat([m.x_axis, m.y_axis, m.z_axis][c][r]);
+        Self {
+            splat: [0, 1, 2].map(|r| [element(r, 0), element(r, 1), element(r, 2)]),
+            translation: [0, 1, 2].map(|r| Vec4::new(0.0, 0.0, 0.0, t.translation[r])),
+        }
+    }
+
+    /// `T × S` with `T`'s translation left out: the rows relative to the origin `T.translation`.
+    #[inline(always)]
+    fn apply_relative(&self, s: &[Vec4; 3]) -> [Vec4; 3] {
+        [0, 1, 2].map(|r| {
+            let e = &self.splat[r];
+            (e[0] * s[0] + e[1] * s[1]) + e[2] * s[2]
+        })
+    }
+
+    #[inline(always)]
+    fn apply(&self, s: &[Vec4; 3]) -> [Vec4; 3] {
+        [0, 1, 2].map(|r| {
+            let e = &self.splat[r];
+            (e[0] * s[0] + e[1] * s[1]) + (e[2] * s[2] + self.translation[r])
+        })
+    }
+}

@@ -1,0 +1,320 @@
+//! Compressed f16 palette formats: [`Mat3x4F16`] (24 B per joint) and [`QtF16`] (16 B per joint).
+//!
+//! Both store halves (IEEE 754 binary16) packed two per `u32`, low half first, exactly as WGSL's
+//! `unpack2x16float` reads them, so the GPU needs no `SHADER_F16`. `shaders/palette_f16.wgsl` declares the same
+//! structs and decoders; it spells `unpack2x16float` as a few integer operations ([`unpack_halves`], exact for
+//! every code) because naga accepts the builtin only with the `SHADER_FLOAT16_IN_FLOAT32` capability, which the
+//! shader tests do not grant. [`F16Format::decode_rows`] mirrors the shader line for line.
+//! Translations are stored relative to a per-palette origin (`encode(m, origin)` stores `t − origin`), so their
+//! precision depends on the distance to the origin, not on the world position; [`palette_origin`] picks the centre
+//! of the palette's translations, which the tests and benches use.
+//!
+//! # Choosing a format
+//!
+//! [`QtF16`] holds a rotation and a *uniform* scale only. Call [`check_uniform_scale`] (or [`choose_f16_format`])
+//! once per skeleton with its clips: when any rest pose, clip key, inverse bind matrix or the root transform has a
+//! non-uniform scale, the skeleton falls back to [`Mat3x4F16`], which holds any affine matrix.
+//!
+//! # Error bounds
+//!
+//! Round-to-nearest-even to f16 has, for `|x| ≤ 65504`, an error of at most `max(2⁻¹¹·|x|, 2⁻²⁵)`: relative
+//! `2⁻¹¹` (half an ulp of an 11-bit significand) for normal values, absolute `2⁻²⁵` (half the subnormal spacing
+//! `2⁻²⁴`) below `2⁻¹⁴`. f16 → f32 is exact. `tests/f16_exhaustive.rs` checks both facts for all 65,536 codes.
+//! Let `m = [L | t]`, `d = t − origin`, and `u = 2⁻¹¹`. The decoded `m̂` satisfies, per element:
+//!
+//! - translation (both formats): `|Δtᵢ| ≤ (u + 2⁻²³)·|dᵢ| + 2⁻²⁴·|tᵢ| + 2⁻²⁴`
+//!   (f16 rounding of `d`, plus the f32 rounding of `t − origin` and of `origin + d̂`);
+//! - [`Mat3x4F16`] linear element: `|ΔLᵢⱼ| ≤ u·|Lᵢⱼ| + 2⁻²⁵`;
+//! - [`QtF16`] linear part, as an operator norm (so also per element):
+//!   `‖ΔL‖₂ ≤ (3u + 2⁻¹⁶)·|s| + 2⁻²⁵ + ρ`, where `s` is the signed uniform scale and `ρ = ‖L − s·R(q)‖_F` is the
+//!   residual of the encoder's own f32 decomposition (zero for an exact similarity up to f32 rounding; the
+//!   non-uniformity otherwise). The quaternion's f16 rounding moves it by an angle `θ` with
+//!   `sin θ ≤ ‖q̂ − q‖ / |q| ≤ u + 2⁻²⁴/|q| ≤ u + 2⁻²³` (the encoder's `|q| ≥ 1/2`),
+//!   which moves the rotation matrix by `2·sin θ` in the operator norm; the scale adds `u·|s| + 2⁻²⁵`; `2⁻¹⁶·|s|`
+//!   covers the f32 arithmetic of the decoder (normalisation and the quaternion-to-matrix products).
+//!
+//! For a vertex `p` with `|p| ≤ r` (a mesh of radius `r` around the bind-space origin), the displacement between
+//! skinning with `m` and with `m̂`, both evaluated in f32, is at most
+//!
+//! - [`Mat3x4F16`]: `r·(u·‖L‖_F + 3·2⁻²⁵) + (u + 2⁻²³)·|d| + 2⁻²⁴·|t| + √3·2⁻²⁴ + E`;
+//! - [`QtF16`]: `r·((3u + 2⁻¹⁶)·|s| + 2⁻²⁵ + ρ) + (u + 2⁻²³)·|d| + 2⁻²⁴·|t| + √3·2⁻²⁴ + E`;
+//!
+//! with `E = 2⁻²⁰·(‖L‖_F·r + |t|)` for the f32 rounding of the two skinning evaluations (blend of four matrices,
+//! then the transform: at most 7 roundings each). A vertex blending joints with weights `wₖ ≥ 0` moves by at most
+//! `Σ wₖ·boundₖ`. [`F16Format::vertex_error_bound`] evaluates these formulas for one matrix.
+//!
+//! For a rigid joint (`‖L‖_F = √3`, `s = 1`), `r = 1 m` and `|d| = 1 m`, that is about 1.33 mm for [`Mat3x4F16`]
+//! and 1.97 mm for [`QtF16`]; at `|d| = 10 m` the translation term alone is 4.9 mm.
+//!
+//! # Limits
+//!
+//! The largest finite f16 is [`F16_MAX`] = 65504: every matrix element, every `|t − origin|` component and the
+//! scale must stay within it. `encode` clamps larger values to ±65504 (it never writes infinity), and
+//! [`F16Format::check`] reports them as [`Error::F16Overflow`]; the bounds above hold only within range
+//! (the bound functions return infinity outside it). The shader's integer decode turns subnormal halves into
+//! normal f32 values exactly, so no GPU flushes them; a shader that used the `unpack2x16float` builtin on a GPU
+//! that flushes f16 subnormals would add up to `2⁻¹⁴` (6.1e-5) per element instead of `2⁻²⁵`.
+
+mod batch;
+mod mat3x4_f16;
+mod qt_f16;
+mod uniform_scale;
+mod vertex_error;
+
+use glam::{Affine3A, Mat3A, Vec3A, Vec4};
+use half::f16;
+use half::slice::HalfFloatSliceExt;
+
+use crate::{Error, PaletteFormat, Result};
+
+pub use mat3x4_f16::Mat3x4F16;
+pub use qt_f16::QtF16;
+pub use uniform_scale::{F16Kind, QT_F16_SCALE_TOLERANCE, check_uniform_scale, choose_f16_format};
+pub use vertex_error::{VertexError, VertexErrorScratch, f16_vertex_error};
+
+/// The largest finite f16, 65504.
+///
+/// Encoders clamp to it so that they never write infinity; values beyond it are an [`Error::F16Overflow`] in
+/// [`F16Format::check`]. For a translation it is the largest offset from the palette origin, in model units.
+pub const F16_MAX: f32 = 65504.0;
+
+/// `u = 2⁻¹¹`, the relative rounding error of f16 round-to-nearest for normal values.
+const U: f64 = 1.0 / 2048.0;
+/// `2⁻²⁵`, the absolute rounding error of f16 round-to-nearest for subnormal values.
+const A: f64 = 1.0 / 33_554_432.0;
+/// `2⁻²⁴`, the unit roundoff of f32.
+const U32: f64 = 1.0 / 16_777_216.0;
+/// `2⁻²³`.
+const U23: f64 = 1.0 / 8_388_608.0;
+
+/// A palette format with f16 storage: the [`PaletteFormat`] encoder plus its decoders, range check and error
+/// bounds (the formulas are below).
+///
+/// ```
+/// use glam::{Affine3A, Vec3, Vec3A};
+/// use skin_pack::{F16Format, Mat3x4F16, PaletteFormat};
+///
+/// // A joint 100 m from the world origin, encoded relative to the instance position.
+/// let m = Affine3A::from_translation(Vec3::new(100.0, 0.0, 0.5));
+/// let origin = Vec3A::new(100.0, 0.0, 0.0);
+/// Mat3x4F16::check(&m, origin, 0)?;
+/// let decoded = Mat3x4F16::encode(&m, origin).decode(origin);
+/// let moved = (decoded.translation - m.translation).length();
+/// assert!(moved <= Mat3x4F16::vertex_error_bound(&m, origin, 0.0));
+/// assert!(moved < 1e-3);
+/// # Ok::<(), skin_pack::Error>(())
+/// ```
+pub trait F16Format: PaletteFormat {
+    /// The reference decoder: the matrix that `encode(m, origin)` stands for, with `origin` added back.
+    fn decode(&self, origin: Vec3A) -> Affine3A;
+
+    /// The three rows of the decoded matrix, computed line for line as `shaders/palette_f16.wgsl` does
+    /// (the `PaletteEntry` layout: `p' = (dot(r0, p1), dot(r1, p1), dot(r2, p1))`).
+    fn decode_rows(&self, origin: Vec3A) -> [Vec4; 3];
+
+    /// Checks that `encode(m, origin)` is within range (and, for [`QtF16`], that `m` has a uniform scale within
+    /// [`QT_F16_SCALE_TOLERANCE`]), so that the error bounds hold.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::NotAffine`] naming palette entry `index` when `m` or `origin` is not finite.
+    /// - [`Error::F16Overflow`] when an element, a translation offset or the scale exceeds [`F16_MAX`].
+    /// - [`Error::NonUniformScale`] ([`QtF16`] only) when the scale is not uniform.
+    fn check(m: &Affine3A, origin: Vec3A, index: usize) -> Result<()>;
+
+    /// The largest error of each decoded element, in the row layout of `PaletteEntry::rows` (column 3 is the
+    /// translation). Infinite when `m` is out of range (see [`F16Format::check`]).
+    fn joint_error_bound(m: &Affine3A, origin: Vec3A) -> [[f32; 4]; 3];
+
+    /// The largest displacement of a vertex within `radius` of the bind-space origin skinned by the decoded
+    /// matrix instead of `m`, both in f32 (see the module docs). Infinite when `m` is out of range.
+    fn vertex_error_bound(m: &Affine3A, origin: Vec3A, radius: f32) -> f32;
+}
+
+/// Converts `N` floats to f16 bits (round to nearest even, ±inf above 65520) in one batch.
+///
+/// This is the conversion every encoder uses: `half`'s slice conversion, which uses F16C when the CPU has it
+/// (detected at run time) and a software path otherwise. `tests/f16_exhaustive.rs` checks that it equals
+/// `half::f16::from_f32` for every f16 code and at every rounding boundary.
+#[inline(always)]
+pub fn halves_from_f32<const N: usize>(src: &[f32; N]) -> [u16; N] {
+    let mut out = [f16::ZERO; N];
+    out.convert_from_f32_slice(src);
+    out.map(f16::to_bits)
+}
+
+/// The plain twin of [`halves_from_f32`]: `half::f16::from_f32` one value at a time (round to nearest even).
+#[inline(always)]
+pub fn halves_from_f32_scalar<const N: usize>(src: &[f32; N]) -> [u16; N] {
+    src.map(|x| f16::from_f32(x).to_bits())
+}
+
+/// WGSL's `unpack2x16float`: the low 16 bits are component 0, the high 16 bits component 1, each converted
+/// exactly to f32.
+#[inline(always)]
+pub fn unpack2x16float(word: u32) -> [f32; 2] {
+    [
+        f16::from_bits(word as u16).to_f32(),
+        f16::from_bits((word >> 16) as u16).to_f32(),
+    ]
+}
+
+/// `f16_to_f32` of `shaders/palette_f16.wgsl`, line for line: one f16 code (the low 16 bits of `h`) to f32 with
+/// integer operations only. It equals `unpack2x16float` for every code (`tests/f16_exhaustive.rs`); the shader uses
+/// it because naga validates `unpack2x16float` only with the `SHADER_FLOAT16_IN_FLOAT32` capability.
+#[inline(always)]
+pub fn f16_bits_to_f32(h: u32) -> f32 {
+    // let bits_sign = (h & 0x8000u) << 16u;
+    let bits_sign = (h & 0x8000) << 16;
+    // let e = (h >> 10u) & 0x1fu;
+    let e = (h >> 10) & 0x1f;
+    // let m = h & 0x3ffu;
+    let m = h & 0x3ff;
+    // let normal = bitcast<f32>(bits_sign | ((e + 112u) << 23u) | (m << 13u));
+    let normal = f32::from_bits(bits_sign | ((e + 112) << 23) | (m << 13));
+    // let special = bitcast<f32>(bits_sign | 0x7f800000u | (m << 13u));
+    let special = f32::from_bits(bits_sign | 0x7f80_0000 | (m << 13));
+    // let sub = bitcast<f32>(bits_sign | bitcast<u32>(f32(m) * 5.9604644775390625e-8));
+    let sub = f32::from_bits(bits_sign | (m as f32 * 5.960_464_5e-8).to_bits());
+    // return select(select(normal, special, e == 31u), sub, e == 0u);
+    if e == 0 {
+        sub
+    } else if e == 31 {
+        special
+    } else {
+        normal
+    }
+}
+
+/// `unpack_halves` of `shaders/palette_f16.wgsl`: [`f16_bits_to_f32`] of the low half, then of the high half.
+#[inline(always)]
+pub fn unpack_halves(w: u32) -> [f32; 2] {
+    [f16_bits_to_f32(w & 0xffff), f16_bits_to_f32(w >> 16)]
+}
+
+/// Packs two f16 codes into one word as WGSL's `unpack2x16float` reads it (`lo` is component 0).
+#[inline(always)]
+fn pack(lo: u16, hi: u16) -> u32 {
+    u32::from(lo) | (u32::from(hi) << 16)
+}
+
+/// A translation origin for a palette: the centre of the bounding box of its translations, which minimises the
+/// largest per-component offset `|t − origin|`. The origin of an empty palette is zero.
+pub fn palette_origin(palette: &[Affine3A]) -> Vec3A {
+    let Some(first) = palette.first() else {
+        return Vec3A::ZERO;
+    };
+    let (lo, hi) = palette
+        .iter()
+        .fold((first.translation, first.translation), |(lo, hi), m| {
+            (lo.min(m.translation), hi.max(m.translation))
+        });
+    (lo + hi) * 0.5
+}
+
+/// Checks every entry of `palette` with [`F16Format::check`].
+///
+/// # Errors
+///
+/// The first entry's error, naming its index.
+pub fn check_palette<F: F16Format>(palette: &[Affine3A], origin: Vec3A) -> Result<()> {
+    palette.iter().enumerate().try_for_each(|(i, m)| F::check(m, origin, i))
+}
+
+/// Decodes a palette of `F` from raw bytes (as uploaded), one matrix per `size_of::<F>()` bytes, into `out`.
+///
+/// # Errors
+///
+/// [`Error::BufferSize`] (`"f16 palette bytes"`) when `bytes` is not exactly `out.len() * size_of::<F>()` long;
+/// nothing is written then.
+pub fn decode_palette<F: F16Format>(bytes: &[u8], origin: Vec3A, out: &mut [Affine3A]) -> Result<()> {
+    let size = size_of::<F>();
+    let expected = out.len() * size;
+    if bytes.len() != expected {
+        return Err(Error::BufferSize {
+            what: "f16 palette bytes",
+            expected,
+            actual: bytes.len(),
+        });
+    }
+    for (o, chunk) in out.iter_mut().zip(bytes.chunks_exact(size)) {
+        *o = bytemuck::pod_read_unaligned::<F>(chunk).decode(origin);
+    }
+    Ok(())
+}
+
+/// The translation part of the joint bound, per component: `(u + 2⁻²³)·|dᵢ| + 2⁻²⁴·|tᵢ| + 2⁻²⁴`.
+fn translation_bound(t: f64, origin: f64) -> f64 {
+    let d = (t - origin).abs();
+    if d > f64::from(F16_MAX) {
+        return f64::INFINITY;
+    }
+    (U + U23) * d + U32 * t.abs() + U32
+}
+
+/// The translation part of the vertex bound: `(u + 2⁻²³)·|d| + 2⁻²⁴·|t| + √3·2⁻²⁴`.
+fn translation_vertex_bound(m: &Affine3A, origin: Vec3A) -> f64 {
+    let t = m.translation.to_array().map(f64::from);
+    let o = origin.to_array().map(f64::from);
+    if (0..3).any(|i| (t[i] - o[i]).abs() > f64::from(F16_MAX)) {
+        return f64::INFINITY;
+    }
+    let d = norm3([t[0] - o[0], t[1] - o[1], t[2] - o[2]]);
+    (U + U23) * d + U32 * norm3(t) + 3f64.sqrt() * U32
+}
+
+/// `E = 2⁻²⁰·(‖L‖_F·r + |t|)`: the f32 rounding of two skinning evaluations.
+fn evaluation_bound(m: &Affine3A, radius: f64) -> f64 {
+    let t = m.translation.to_array().map(f64::from);
+    (frobenius(&m.matrix3) * radius + norm3(t)) / 1_048_576.0
+}
+
+/// `‖L‖_F` in f64.
+fn frobenius(l: &Mat3A) -> f64 {
+    l.to_cols_array()
+        .iter()
+        .map(|&x| f64::from(x).powi(2))
+        .sum::<f64>()
+        .sqrt()
+}
+
+fn norm3(v: [f64; 3]) -> f64 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+}
+
+/// Rounds a non-negative f64 bound up to an f32 that is at least as large.
+fn up(x: f64) -> f32 {
+    let f = x as f32;
+    if f64::from(f) < x && f.is_finite() {
+        // For a non-negative finite f32, the next representable value up has the next bit pattern.
+        f32::from_bits(f.to_bits() + 1)
+    } else {
+        f
+    }
+}
+
+/// [`Error::F16Overflow`] unless `|x| ≤ F16_MAX`.
+fn check_range(format: &'static str, index: usize, x: f32) -> Result<()> {
+    if x.abs() <= F16_MAX {
+        Ok(())
+    } else {
+        Err(Error::F16Overflow {
+            format,
+            what: "palette entry",
+            index,
+            magnitude: x.abs().ceil() as u32,
+        })
+    }
+}
+
+/// [`Error::NotAffine`] unless `m` and `origin` are finite.
+fn check_finite(m: &Affine3A, origin: Vec3A, index: usize) -> Result<()> {
+    if m.is_finite() && origin.is_finite() {
+        Ok(())
+    } else {
+        Err(Error::NotAffine {
+            what: "palette entry",
+            index,
+        })
+    }
+}

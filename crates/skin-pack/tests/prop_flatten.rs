@@ -1,0 +1,423 @@
+//! Property and validity tests of `FlattenJob`.
+//!
+//! - For random skins, poses, pose maps and instance transforms, the parallel job equals the plain reference
+//!   `palette_from_model` (which multiplies in glam's column form) within f32 rounding, in every mode: one palette
+//!   per pose, shared poses through the cache, with and without folded instance transforms, across chunk sizes.
+//! - Through the f16 formats, the decoded output equals the reference within the formats' own bounds, with the
+//!   translation origin at the instance position.
+//! - Every validity rule has a row in a table test, and a non-finite input is reported with its pose and joint.
+
+use anim_pose::{NO_PARENT, Skeleton, Transform};
+use glam::{Affine3A, Mat4, Quat, Vec3, Vec3A};
+use proptest::prelude::*;
+use skin_pack::{
+    Error, F16Format, FLATTEN_CHUNK, FlattenCache, FlattenJob, Mat3x4F16, PaletteBinding, PaletteEntry, PaletteFormat,
+    QtF16, palette_from_model,
+};
+
+fn affine(scale: Vec3, axis: Vec3, angle: f32, t: Vec3) -> Affine3A {
+    Affine3A::from_scale_rotation_translation(scale, Quat::from_axis_angle(axis.normalize(), angle), t)
+}
+
+fn affine_strategy(max_t: f32, uniform: bool) -> impl Strategy<Value = Affine3A> {
+    (
+        (0.5f32..2.0, 0.5f32..2.0, 0.5f32..2.0),
+        (-1.0f32..1.0, -1.0f32..1.0, 0.1f32..1.0),
+        -3.1f32..3.1,
+        (-max_t..max_t, -max_t..max_t, -max_t..max_t),
+    )
+        .prop_map(move |((sx, sy, sz), (ax, ay, az), angle, (tx, ty, tz))| {
+            let scale = if uniform {
+                Vec3::splat(sx)
+            } else {
+                Vec3::new(sx, sy, sz)
+            };
+            affine(scale, Vec3::new(ax, ay, az), angle, Vec3::new(tx, ty, tz))
+        })
+}
+
+/// A skeleton of `joints` joints whose skin uses `skin` of them, in a scrambled order, with random IBMs.
+fn skeleton(joints: usize, skin: &[u16], ibms: &[Affine3A]) -> Skeleton {
+    let parents = (0..joints)
+        .map(|j| if j == 0 { NO_PARENT } else { (j as u16 - 1) / 2 })
+        .collect();
+    let mut s = Skeleton::from_parents("flatten", parents, vec![Transform::IDENTITY; joints]).expect("valid");
+    s.skin_joints = skin.to_vec();
+    s.inverse_bind_matrices = ibms.iter().map(|m| Mat4::from(*m)).collect();
+    s
+}
+
+/// The reference palette of `pose` with transform `t`, as f32 rows.
+fn reference(s: &Skeleton, pose: &[Affine3A], t: Option<&Affine3A>) -> Vec<Affine3A> {
+    let mut out = vec![Affine3A::IDENTITY; s.skin_joints.len()];
+    palette_from_model(s, pose, t, &mut out).expect("reference");
+    out
+}
+
+fn close(a: &Affine3A, b: &Affine3A, tol: f32) -> bool {
+    let (a, b) = (Mat4::from(*a), Mat4::from(*b));
+    let scale = b.abs().to_cols_array().iter().fold(1.0f32, |m, &x| m.max(x));
+    a.abs_diff_eq(b, tol * scale)
+}
+
+#[derive(Debug, Clone)]
+struct Case {
+    joints: usize,
+    skin: Vec<u16>,
+    ibms: Vec<Affine3A>,
+    poses: Vec<Affine3A>,
+    pose_of: Vec<u32>,
+    transforms: Vec<Affine3A>,
+}
+
+fn case_strategy(uniform: bool, max_world: f32) -> impl Strategy<Value = Case> {
+    (
+        1usize..9,
+        1usize..5,
+        0usize..3 * FLATTEN_CHUNK,
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_flat_map(move |(joints, pose_count, palettes, shared, folded)| {
+            let skin = prop::collection::vec(0..joints as u16, 1..=joints);
+            let ibms = prop::collection::vec(affine_strategy(2.0, uniform), joints);
+            let poses = prop::collection::vec(affine_strategy(2.0, uniform), joints * pose_count);
+            let pose_of = if shared {
+                prop::collection::vec(0..pose_count as u32, palettes).boxed()
+            } else {
+                Just(Vec::new()).boxed()
+            };
+            let n = if shared { palettes } else { pose_count };
+            let transforms = if folded {
+                prop::collection::vec(affine_strategy(max_world, uniform), n).boxed()
+            } else {
+                Just(Vec::new()).boxed()
+            };
+            (Just(joints), skin, ibms, poses, pose_of, transforms).prop_map(
+                |(joints, skin, ibms, poses, pose_of, transforms)| {
+                    let ibms = ibms[..skin.len()].to_vec();
+                    Case {
+                        joints,
+                        skin,
+                        ibms,
+                        poses,
+                        pose_of,
+                        transforms,
+                    }
+                },
+            )
+        })
+}
+
+/// Runs the job for `case` into a fresh output of format `F` and returns it with the reference palettes.
+fn run_case<F: PaletteFormat>(case: &Case) -> (Vec<F>, Vec<Vec<Affine3A>>) {
+    let s = skeleton(case.joints, &case.skin, &case.ibms);
+    let binding = PaletteBinding::new(&s).expect("binds");
+    let pose_count = case.poses.len() / case.joints;
+    let palettes = if case.pose_of.is_empty() {
+        pose_count
+    } else {
+        case.pose_of.len()
+    };
+    let mut cache = FlattenCache::new(&binding, pose_count);
+    let mut out = vec![F::zeroed(); palettes * case.skin.len()];
+    let mut streamed = vec![F::zeroed(); palettes * case.skin.len()];
+    for (output, streaming) in [(&mut out, false), (&mut streamed, true)] {
+        FlattenJob {
+            binding: &binding,
+            poses: &case.poses,
+            pose_of: &case.pose_of,
+            transforms: &case.transforms,
+            cache: &mut cache,
+            output,
+            streaming,
+        }
+        .run()
+        .expect("a valid job runs");
+    }
+    // Streaming stores change how the bytes are written, never which.
+    assert!(bytemuck::cast_slice::<F, u8>(&out) == bytemuck::cast_slice::<F, u8>(&streamed));
+    let expected = (0..palettes)
+        .map(|i| {
+            let p = case.pose_of.get(i).map_or(i, |&p| p as usize);
+            reference(
+                &s,
+                &case.poses[p * case.joints..][..case.joints],
+                case.transforms.get(i),
+            )
+        })
+        .collect();
+    (out, expected)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn f32_equals_reference(case in case_strategy(false, 100.0)) {
+        let (out, expected) = run_case::<PaletteEntry>(&case);
+        let s = case.skin.len();
+        for (i, palette) in expected.iter().enumerate() {
+            for (k, want) in palette.iter().enumerate() {
+                let got = out[i * s + k].to_mat4();
+                prop_assert!(close(&Affine3A::from_mat4(got), want, 1e-5), "palette {i} joint {k}: {got} vs {want}");
+            }
+        }
+    }
+
+    #[test]
+    fn f16_formats_decode_to_reference(case in case_strategy(true, 1000.0)) {
+        let s = case.skin.len();
+        let (m34, expected) = run_case::<Mat3x4F16>(&case);
+        let (qt, _) = run_case::<QtF16>(&case);
+        for (i, palette) in expected.iter().enumerate() {
+            // The origin is the instance position when transforms are folded in, zero otherwise.
+            let origin = case.transforms.get(i).map_or(Vec3A::ZERO, |t| t.translation);
+            for (k, want) in palette.iter().enumerate() {
+                // The job's f32 product may differ from the reference by f32 rounding before encoding.
+                let slack = 1e-4 * (1.0 + (want.translation - origin).abs().max_element());
+                let got = m34[i * s + k].decode(origin);
+                let bound = Mat3x4F16::vertex_error_bound(want, origin, 1.0);
+                let d = (got.transform_point3a(Vec3A::X) - want.transform_point3a(Vec3A::X)).length();
+                prop_assert!(d <= bound + slack, "Mat3x4F16 palette {i} joint {k}: {d} > {bound}");
+                let got = qt[i * s + k].decode(origin);
+                let bound = QtF16::vertex_error_bound(want, origin, 1.0);
+                let d = (got.transform_point3a(Vec3A::X) - want.transform_point3a(Vec3A::X)).length();
+                prop_assert!(d <= bound + slack, "QtF16 palette {i} joint {k}: {d} > {bound}");
+            }
+        }
+    }
+}
+
+/// A 3-joint skeleton whose skin uses joints 2 and 0, and one valid pose of it.
+fn small() -> (Skeleton, Vec<Affine3A>) {
+    let ibm = affine(Vec3::ONE, Vec3::Y, 0.3, Vec3::new(0.0, -1.0, 0.0));
+    let s = skeleton(3, &[2, 0], &[ibm, Affine3A::IDENTITY]);
+    let pose = vec![affine(Vec3::ONE, Vec3::Z, 0.2, Vec3::X); 3];
+    (s, pose)
+}
+
+#[test]
+fn validity_rules() {
+    let (s, pose) = small();
+    let binding = PaletteBinding::new(&s).expect("binds");
+    let two_poses: Vec<Affine3A> = pose.iter().chain(&pose).copied().collect();
+    let mut cache = FlattenCache::new(&binding, 2);
+    let mut small_cache = FlattenCache::new(&binding, 1);
+    let t = [Affine3A::IDENTITY; 3];
+    let mut out = [PaletteEntry::IDENTITY; 8];
+    // (what, poses, pose_of, transforms, output length, small cache, expected error)
+    type Row<'a> = (
+        &'a str,
+        &'a [Affine3A],
+        &'a [u32],
+        &'a [Affine3A],
+        usize,
+        bool,
+        Option<Error>,
+    );
+    let rows: [Row<'_>; 8] = [
+        ("valid, one palette per pose", &two_poses, &[], &[], 4, false, None),
+        ("valid, shared poses", &two_poses, &[1, 0, 1], &t, 6, false, None),
+        ("empty crowd", &[], &[], &[], 0, false, None),
+        (
+            "a partial pose",
+            &two_poses[..4],
+            &[],
+            &[],
+            8,
+            false,
+            Some(Error::BufferSize {
+                what: "model-space poses (a whole number of poses of the skeleton's joints)",
+                expected: 6,
+                actual: 4,
+            }),
+        ),
+        (
+            "output too small",
+            &two_poses,
+            &[],
+            &[],
+            3,
+            false,
+            Some(Error::BufferSize {
+                what: "flatten output (palettes × skin joints)",
+                expected: 4,
+                actual: 3,
+            }),
+        ),
+        (
+            "transforms of the wrong count",
+            &two_poses,
+            &[],
+            &t,
+            4,
+            false,
+            Some(Error::BufferSize {
+                what: "instance transforms (one per palette, or none)",
+                expected: 2,
+                actual: 3,
+            }),
+        ),
+        (
+            "a pose out of range",
+            &two_poses,
+            &[0, 2],
+            &[],
+            4,
+            false,
+            Some(Error::PoseOutOfRange {
+                palette: 1,
+                pose: 2,
+                pose_count: 2,
+            }),
+        ),
+        (
+            "a cache too small",
+            &two_poses,
+            &[0, 1],
+            &[],
+            4,
+            true,
+            Some(Error::BufferSize {
+                what: "flatten cache (skinning matrices of every pose)",
+                expected: 4,
+                actual: 2,
+            }),
+        ),
+    ];
+    for (what, poses, pose_of, transforms, len, small, expected) in rows {
+        let result = FlattenJob {
+            binding: &binding,
+            poses,
+            pose_of,
+            transforms,
+            cache: if small { &mut small_cache } else { &mut cache },
+            output: &mut out[..len],
+            streaming: false,
+        }
+        .run();
+        assert_eq!(result.err(), expected, "{what}");
+    }
+    // Surplus output entries are untouched.
+    let mut out = [PaletteEntry { rows: [[7.0; 4]; 3] }; 5];
+    FlattenJob {
+        binding: &binding,
+        poses: &two_poses,
+        pose_of: &[],
+        transforms: &[],
+        cache: &mut cache,
+        output: &mut out,
+        streaming: true,
+    }
+    .run()
+    .expect("runs");
+    assert_eq!(out[4], PaletteEntry { rows: [[7.0; 4]; 3] });
+}
+
+#[test]
+fn non_finite_inputs_name_the_pose_and_joint() {
+    let (s, pose) = small();
+    let binding = PaletteBinding::new(&s).expect("binds");
+    let mut poses: Vec<Affine3A> = pose.iter().chain(&pose).copied().collect();
+    poses[3 + 2].translation.y = f32::NAN; // pose 1, joint 2 (skin joint 0)
+    let mut cache = FlattenCache::new(&binding, 2);
+    let mut out = [PaletteEntry::IDENTITY; 6];
+    for pose_of in [&[][..], &[0, 1, 0][..]] {
+        let result = FlattenJob {
+            binding: &binding,
+            poses: &poses,
+            pose_of,
+            transforms: &[],
+            cache: &mut cache,
+            output: &mut out,
+            streaming: true,
+        }
+        .run();
+        assert_eq!(
+            result,
+            Err(Error::NonFinite {
+                what: "model-space pose",
+                index: 1,
+                joint: Some(2)
+            }),
+            "pose_of {pose_of:?}"
+        );
+    }
+    let poses: Vec<Affine3A> = pose.iter().chain(&pose).copied().collect();
+    let mut transforms = [Affine3A::IDENTITY; 2];
+    transforms[1].matrix3.x_axis.x = f32::INFINITY;
+    let result = FlattenJob {
+        binding: &binding,
+        poses: &poses,
+        pose_of: &[],
+        transforms: &transforms,
+        cache: &mut cache,
+        output: &mut out[..4],
+        streaming: true,
+    }
+    .run();
+    assert_eq!(
+        result,
+        Err(Error::NonFinite {
+            what: "instance transform of palette",
+            index: 1,
+            joint: None
+        })
+    );
+    // Finite inputs whose product overflows are reported too.
+    let huge = Affine3A::from_scale(Vec3::splat(1e30));
+    let result = FlattenJob {
+        binding: &binding,
+        poses: &[huge; 3],
+        pose_of: &[],
+        transforms: &[huge],
+        cache: &mut cache,
+        output: &mut out[..2],
+        streaming: true,
+    }
+    .run();
+    assert!(
+        matches!(result, Err(Error::NonFinite { what, index: 0, joint: Some(0) }) if what.contains("overflowed")),
+        "{result:?}"
+    );
+    let e = Error::NonFinite {
+        what: "model-space pose",
+        index: 1,
+        joint: Some(2),
+    };
+    assert_eq!(e.to_string(), "model-space pose 1, joint 2: not finite");
+}
+
+#[test]
+fn binding_rejects_bad_skins() {
+    let (mut s, _) = small();
+    s.inverse_bind_matrices.pop();
+    assert_eq!(
+        PaletteBinding::new(&s),
+        Err(Error::BufferSize {
+            what: "inverse bind matrices (one per skin joint)",
+            expected: 2,
+            actual: 1
+        })
+    );
+    let (mut s, _) = small();
+    s.skin_joints[1] = 3;
+    assert_eq!(
+        PaletteBinding::new(&s),
+        Err(Error::SkinJointOutOfRange {
+            skin_joint: 1,
+            joint: 3,
+            joint_count: 3
+        })
+    );
+    let (mut s, _) = small();
+    s.inverse_bind_matrices[1].w_axis.x = f32::NAN;
+    assert_eq!(
+        PaletteBinding::new(&s),
+        Err(Error::NotAffine {
+            what: "inverse bind matrix of skin joint",
+            index: 1
+        })
+    );
+}

@@ -1,0 +1,112 @@
+// The f16 skinning palette formats of skin-pack, decoded with integer operations that give exactly what
+// unpack2x16float gives (no SHADER_F16 and no SHADER_FLOAT16_IN_FLOAT32 capability needed).
+// Each decoder returns the three rows of a PaletteEntry (shaders/palette.wgsl), so that
+// p' = (dot(r0, p1), dot(r1, p1), dot(r2, p1)) with p1 = (p, 1).
+// Halves are packed two per u32, the first in the low 16 bits. Translations are stored relative to a
+// per-palette origin, which the decoders add back in f32.
+// skin_pack::Mat3x4F16 and skin_pack::QtF16 mirror these structs; crowd-gpu's tests check the sizes with naga,
+// and the Rust decode_rows functions mirror the decoders line for line.
+
+// One f16 code (the low 16 bits of h) to f32, exactly: unpack2x16float(h).x for every code, including
+// subnormals (m * 2^-24, exact in f32), infinities and NaNs. naga validates unpack2x16float only with the
+// SHADER_FLOAT16_IN_FLOAT32 capability, which every WebGPU-compliant adapter has but the shader tests do not grant;
+// these few integer operations give the same bits on every device and never flush subnormal halves.
+fn f16_to_f32(h: u32) -> f32 {
+    let bits_sign = (h & 0x8000u) << 16u;
+    let e = (h >> 10u) & 0x1fu;
+    let m = h & 0x3ffu;
+    let normal = bitcast<f32>(bits_sign | ((e + 112u) << 23u) | (m << 13u));
+    let special = bitcast<f32>(bits_sign | 0x7f800000u | (m << 13u));
+    let sub = bitcast<f32>(bits_sign | bitcast<u32>(f32(m) * 5.9604644775390625e-8));
+    return select(select(normal, special, e == 31u), sub, e == 0u);
+}
+
+// unpack2x16float: the low half is component 0, the high half component 1.
+fn unpack_halves(w: u32) -> vec2<f32> {
+    return vec2<f32>(f16_to_f32(w & 0xffffu), f16_to_f32(w >> 16u));
+}
+
+// A 3x4 affine matrix in f16, 24 bytes: row i is (unpack_halves(rows[i].x), unpack_halves(rows[i].y)),
+// that is (L_i0, L_i1, L_i2, t_i - origin_i).
+struct Mat3x4F16 {
+    rows: array<vec2<u32>, 3>,
+}
+
+// A similarity transform in f16, 16 bytes: rotation = quaternion (x, y), (z, w) with w >= 0;
+// translation_scale = (t - origin).xy, ((t - origin).z, uniform scale s). s < 0 mirrors.
+struct QtF16 {
+    rotation: vec2<u32>,
+    translation_scale: vec2<u32>,
+}
+
+// The rows of a Mat3x4F16 with the translation origin added back.
+fn mat3x4_f16_rows(e: Mat3x4F16, origin: vec3<f32>) -> array<vec4<f32>, 3> {
+    let r0 = vec4<f32>(unpack_halves(e.rows[0].x), unpack_halves(e.rows[0].y));
+    let r1 = vec4<f32>(unpack_halves(e.rows[1].x), unpack_halves(e.rows[1].y));
+    let r2 = vec4<f32>(unpack_halves(e.rows[2].x), unpack_halves(e.rows[2].y));
+    return array<vec4<f32>, 3>(
+        r0 + vec4<f32>(0.0, 0.0, 0.0, origin.x),
+        r1 + vec4<f32>(0.0, 0.0, 0.0, origin.y),
+        r2 + vec4<f32>(0.0, 0.0, 0.0, origin.z),
+    );
+}
+
+// The rows of a QtF16: s * R(q / |q|) and the translation with the origin added back.
+// The quaternion is renormalised, so its f16 rounding only turns the rotation; an all-zero entry
+// decodes to the zero matrix (not NaN) thanks to the max().
+fn qt_f16_rows(e: QtF16, origin: vec3<f32>) -> array<vec4<f32>, 3> {
+    let q0 = vec4<f32>(unpack_halves(e.rotation.x), unpack_halves(e.rotation.y));
+    let ts = vec4<f32>(unpack_halves(e.translation_scale.x), unpack_halves(e.translation_scale.y));
+    let q = q0 * inverseSqrt(max(dot(q0, q0), 1e-30));
+    let q2 = q + q;
+    let xx = q.x * q2.x;
+    let yy = q.y * q2.y;
+    let zz = q.z * q2.z;
+    let xy = q.x * q2.y;
+    let xz = q.x * q2.z;
+    let yz = q.y * q2.z;
+    let wx = q.w * q2.x;
+    let wy = q.w * q2.y;
+    let wz = q.w * q2.z;
+    let s = ts.w;
+    let t = ts.xyz + origin;
+    return array<vec4<f32>, 3>(
+        vec4<f32>(s * (1.0 - (yy + zz)), s * (xy - wz), s * (xz + wy), t.x),
+        vec4<f32>(s * (xy + wz), s * (1.0 - (xx + zz)), s * (yz - wx), t.y),
+        vec4<f32>(s * (xz - wy), s * (yz + wx), s * (1.0 - (xx + yy)), t.z),
+    );
+}
+
+// Transforms a point (w = 1) by three palette rows.
+fn rows_transform_point(r: array<vec4<f32>, 3>, p: vec3<f32>) -> vec3<f32> {
+    let p1 = vec4<f32>(p, 1.0);
+    return vec3<f32>(dot(r[0], p1), dot(r[1], p1), dot(r[2], p1));
+}
+
+// Group 0, binding 0: read-only storage, Mat3x4F16 palettes written by the CPU upload
+// (entry = instance * joint_count + joint).
+@group(0) @binding(0) var<storage, read> palette_mat3x4: array<Mat3x4F16>;
+// Group 0, binding 1: read-only storage, QtF16 palettes, indexed like binding 0.
+@group(0) @binding(1) var<storage, read> palette_qt: array<QtF16>;
+// Group 0, binding 2: uniform, the palettes' translation origin (xyz; w unused).
+@group(0) @binding(2) var<uniform> palette_origin: vec4<f32>;
+// Group 0, binding 3: points in, (x, y, z, joint index as f32 bits) per element.
+@group(0) @binding(3) var<storage, read> points_in: array<vec4<f32>>;
+// Group 0, binding 4: skinned points out, two per input point: by the Mat3x4F16 palette, then by the QtF16 one.
+@group(0) @binding(4) var<storage, read_write> points_out: array<vec4<f32>>;
+
+// A compute entry point that skins points by both formats, so that naga validates the whole decode path.
+@compute @workgroup_size(64)
+fn skin_points_f16(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    if (i >= arrayLength(&points_in)) {
+        return;
+    }
+    let p = points_in[i];
+    let j = bitcast<u32>(p.w);
+    let origin = palette_origin.xyz;
+    let m = mat3x4_f16_rows(palette_mat3x4[min(j, arrayLength(&palette_mat3x4) - 1u)], origin);
+    let q = qt_f16_rows(palette_qt[min(j, arrayLength(&palette_qt) - 1u)], origin);
+    points_out[2u * i] = vec4<f32>(rows_transform_point(m, p.xyz), 1.0);
+    points_out[2u * i + 1u] = vec4<f32>(rows_transform_point(q, p.xyz), 1.0);
+}
