@@ -151,13 +151,15 @@ impl CrossfadeRef {
 /// The mapping is fixed-point: `p = clamp(time - origin, lo, hi)`, then the 32-bit phase
 /// `phase = round(p * scale) mod 2^32`, computed exactly in `f64` and wrapped by taking the low bits.
 /// `phase * mul / 2^32` is the slot position: its integer part `a` is the slot, its low 32 bits the fraction.
-/// `slot_a = first + a`, `slot_b = slot_a + 1`, less `wrap` when `a` is the last slot.
+/// The slot pair of `a` is read from the pool's pair table at `pairs + a`: the track's region of that table holds,
+/// for each of its `K` slots, `slot_a | slot_b << 16`, where `slot_b = slot_a + 1` except after the last slot,
+/// where it wraps back to the first slot (looping) or stays on the last slot (non-looping).
 ///
 /// Looping tracks have `origin` the pool time, `scale = 2^32 / D` (one period is the whole phase circle, so the
-/// wrap is free), `mul = K`, `wrap = K`, and `[lo, hi]` wide enough never to clamp within 2^19 periods.
+/// wrap is free), `mul = K`, and `[lo, hi]` wide enough never to clamp within 2^19 periods.
 /// Non-looping tracks have `origin = 0`, `[lo, hi] = [0, D]`, `mul = M` a power of two at least `K`, and
 /// `scale = P / D` with `P = (K - 1) * 2^32 / M` exact, so that the end of the clip lands exactly on the last slot
-/// with fraction 0; there `wrap = 1` keeps `slot_b` on the last slot.
+/// with fraction 0, whose pair keeps `slot_b` on the last slot.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, align(32))]
 struct TrackMap {
@@ -166,10 +168,8 @@ struct TrackMap {
     hi: f32,
     mul: u32,
     scale: f64,
-    /// `first | (first + 1) << 16`: the slot pair of `a = 0`.
-    base: u32,
-    /// `last | wrap << 16`, where `last = K - 1` is the slot after which `slot_b` wraps back by `wrap`.
-    last_wrap: u32,
+    /// The index in the pair table of the slot pair of `a = 0`. Index 0 holds the pair `(0, 0)`.
+    pairs: u32,
 }
 
 impl TrackMap {
@@ -180,13 +180,12 @@ impl TrackMap {
         hi: 0.0,
         mul: 1,
         scale: 0.0,
-        base: 1 << 16,
-        last_wrap: 1 << 16,
+        pairs: 0,
     };
 
     /// Maps `time`, without branches, divisions nor float-to-integer conversions (which Rust makes saturating,
     /// at the cost of compares, and which lack a `floor` instruction on baseline x86-64).
-    /// Returns the slot pair `slot_a | slot_b << 16` and the fraction.
+    /// Returns the index of the slot pair in the pair table, and the fraction.
     #[inline(always)]
     fn map_pair(&self, time: f32) -> (u32, f32) {
         let p = time - self.origin;
@@ -199,20 +198,7 @@ impl TrackMap {
         let a = (position >> 32) as u32;
         // The top 24 bits of the fraction convert exactly, and stay below 1.
         let fraction = ((position as u32) >> 8) as f32 * TWO_POW_M24;
-        let pair = a.wrapping_mul(0x1_0001).wrapping_add(self.base);
-        // All ones when `a` is the last slot, which wraps `slot_b` back by `wrap`.
-        let last = 0u32.wrapping_sub(u32::from(a == self.last_wrap & 0xFFFF));
-        let pair = pair.wrapping_sub(last & self.last_wrap & 0xFFFF_0000);
-        (pair, fraction)
-    }
-
-    /// Maps `time` into `out`, field by field, which lets the compiler store the slot pair as one word.
-    #[inline(always)]
-    fn map_into(&self, time: f32, out: &mut SlotRef) {
-        let (pair, fraction) = self.map_pair(time);
-        out.slot_a = pair as u16;
-        out.slot_b = (pair >> 16) as u16;
-        out.fraction = fraction;
+        (a.wrapping_add(self.pairs), fraction)
     }
 }
 
@@ -338,6 +324,10 @@ pub struct PosePool<'a> {
     /// Per track, how to map instance times, padded with [`TrackMap::NULL`] to a power of two entries (at least
     /// one past the last track).
     tracks: Vec<TrackMap>,
+    /// The slot pairs `slot_a | slot_b << 16` that [`TrackMap::pairs`] indexes: entry 0 is the pair `(0, 0)`, and
+    /// entry `1 + s` belongs to the track whose region holds slot `s` (a clip's slots, or a bucket's region), filled
+    /// with the pairs that track maps to. Padded with zeros to a power of two entries.
+    pairs: Vec<u32>,
     /// Update slots in parallel.
     parallel: bool,
 }
@@ -468,10 +458,11 @@ impl<'a> PosePool<'a> {
             model: vec![Affine3A::IDENTITY; slot_count * joint_count],
             // A power of two, so that `map_instances` indexes it with a mask.
             tracks: vec![TrackMap::NULL; (clips.len() + cap + 1).next_power_of_two()],
+            pairs: vec![0; (slot_count + 1).next_power_of_two()],
             parallel: options.parallel,
         };
         for c in 0..clips.len() {
-            pool.tracks[c] = pool.clip_track_map(c);
+            pool.set_track(c);
         }
         Ok(pool)
     }
@@ -620,11 +611,8 @@ impl<'a> PosePool<'a> {
         }
         self.time = time;
         self.release_unrequested();
-        for c in 0..self.clips.len() {
-            self.tracks[c] = self.clip_track_map(c);
-        }
-        for i in 0..self.buckets.len() {
-            self.tracks[self.clips.len() + i] = self.bucket_track_map(i);
+        for t in 0..self.track_count() {
+            self.set_track(t);
         }
         if self.clips.is_empty() {
             return Ok(());
@@ -708,9 +696,9 @@ impl<'a> PosePool<'a> {
 
     /// Maps instance `i` of track `tracks[i]` at time `times[i]` into `out[i]`, for every instance.
     ///
-    /// This is the batch form of [`PosePool::map`], with per-track constants precomputed at update and no
-    /// division nor data-dependent branch per instance: the phase is computed in 32-bit fixed point, where the
-    /// wrap of looping tracks is free. Its result matches `map` up to rounding: the continuous slot position
+    /// This is the batch form of [`PosePool::map`], with per-track constants and slot pairs precomputed at update
+    /// and no division nor data-dependent branch per instance: the phase is computed in 32-bit fixed point, where
+    /// the wrap of looping tracks is free. Its result matches `map` up to rounding: the continuous slot position
     /// `slot_a + fraction` may differ by a few ulps (the fraction keeps 24 bits), which near a slot boundary can
     /// move an instance to the neighbouring slot pair with a fraction near 0 or 1 (the same pose). This holds for
     /// times within 2^19 periods of the pool time on looping tracks; farther, where an `f32` time resolves less
@@ -745,8 +733,29 @@ impl<'a> PosePool<'a> {
         let bad = non_finite || usize::from(max_track) >= self.track_count();
         let mask = self.tracks.len() - 1;
         let table = &self.tracks[..=mask];
-        for ((&track, &time), o) in tracks.iter().zip(times).zip(out.iter_mut()) {
-            table[usize::from(track) & mask].map_into(time, o);
+        let pair_mask = self.pairs.len() - 1;
+        let pairs = &self.pairs[..=pair_mask];
+        let map = |track: u16, time: f32, o: &mut SlotRef| {
+            let (index, fraction) = table[usize::from(track) & mask].map_pair(time);
+            let pair = pairs[index as usize & pair_mask];
+            o.slot_a = pair as u16;
+            o.slot_b = (pair >> 16) as u16;
+            o.fraction = fraction;
+        };
+        // Two instances per iteration halve the loop overhead.
+        let n = tracks.len();
+        let (out, _) = out.split_at_mut(n);
+        let (tr2, tr1) = tracks.split_at(n & !1);
+        let (ti2, ti1) = times.split_at(n & !1);
+        let (o2, o1) = out.split_at_mut(n & !1);
+        for ((tr, ti), o) in tr2.chunks_exact(2).zip(ti2.chunks_exact(2)).zip(o2.chunks_exact_mut(2)) {
+            if let [o0, o1] = o {
+                map(tr[0], ti[0], o0);
+                map(tr[1], ti[1], o1);
+            }
+        }
+        for ((&track, &time), o) in tr1.iter().zip(ti1).zip(o1.iter_mut()) {
+            map(track, time, o);
         }
         if bad {
             return Err(Error::job(
@@ -805,7 +814,7 @@ impl<'a> PosePool<'a> {
                 requested: true,
             };
             self.insert(i);
-            self.tracks[self.clips.len() + i] = self.bucket_track_map(i);
+            self.set_track(self.clips.len() + i);
             return Ok(self.use_bucket(i));
         }
         for d in 1..=top {
@@ -903,25 +912,49 @@ impl<'a> PosePool<'a> {
         }
     }
 
-    /// The mapping constants of clip `c` at the current pool time.
-    fn clip_track_map(&self, c: usize) -> TrackMap {
-        track_map(self.clips[c], self.clip_table[c], self.time)
-    }
-
-    /// The mapping constants of bucket `i`: its own slots while active, the clip it last crossfaded to once
+    /// Sets the mapping constants of track `t` at the current pool time, and its region of the pair table.
+    ///
+    /// A clip maps its own slots. A bucket maps its own slots while active, the clip it last crossfaded to once
     /// released, and slot 0 when never used.
-    fn bucket_track_map(&self, i: usize) -> TrackMap {
-        let b = self.buckets[i];
-        if b.to == u16::MAX {
-            return TrackMap::NULL;
-        }
-        let to = usize::from(b.to);
-        let slots = if b.active {
-            self.bucket_slots(i, to)
+    fn set_track(&mut self, t: usize) {
+        let (region, source) = if t < self.clips.len() {
+            (self.clip_table[t].first_slot, Some((t, self.clip_table[t])))
         } else {
-            self.clip_table[to]
+            let i = t - self.clips.len();
+            let b = self.buckets[i];
+            let region = (self.clip_slot_count + i * self.bucket_stride) as u32;
+            if b.to == u16::MAX {
+                (region, None)
+            } else {
+                let to = usize::from(b.to);
+                let slots = if b.active {
+                    self.bucket_slots(i, to)
+                } else {
+                    self.clip_table[to]
+                };
+                (region, Some((to, slots)))
+            }
         };
-        track_map(self.clips[to], slots, self.time)
+        self.tracks[t] = match source {
+            None => TrackMap::NULL,
+            Some((c, slots)) => {
+                let clip = self.clips[c];
+                let start = region as usize + 1;
+                let (first, k) = (slots.first_slot, slots.slot_count);
+                let region = &mut self.pairs[start..start + k as usize];
+                for (a, pair) in (0..k).zip(region.iter_mut()) {
+                    let b = if a + 1 < k {
+                        a + 1
+                    } else if clip.is_looping() {
+                        0
+                    } else {
+                        a
+                    };
+                    *pair = (first + a) | (first + b) << 16;
+                }
+                track_map(clip, slots, self.time, start as u32)
+            }
+        };
     }
 
     /// Samples every clip slot and converts it to model space.
@@ -1062,12 +1095,11 @@ fn slot_time(clip: &RuntimeClip, k: usize, index: usize, time: f32) -> f32 {
     }
 }
 
-/// The mapping constants of a track showing `clip` in `slots` at pool time `time`.
-fn track_map(clip: &RuntimeClip, slots: ClipSlots, time: f32) -> TrackMap {
+/// The mapping constants of a track showing `clip` in `slots` at pool time `time`, whose slot pairs start at index
+/// `pairs` of the pair table.
+fn track_map(clip: &RuntimeClip, slots: ClipSlots, time: f32, pairs: u32) -> TrackMap {
     let k = slots.slot_count;
     let d = clip.duration();
-    let first = slots.first_slot;
-    let base = first | (first + 1) << 16;
     if clip.is_looping() {
         // Rounded inwards, so that |p * scale| stays below 2^51.
         let span = (f64::from(d) * LOOP_PERIODS * 0.999) as f32;
@@ -1077,8 +1109,7 @@ fn track_map(clip: &RuntimeClip, slots: ClipSlots, time: f32) -> TrackMap {
             hi: span,
             mul: k,
             scale: TWO_POW_32 / f64::from(d),
-            base,
-            last_wrap: (k - 1) | k << 16,
+            pairs,
         }
     } else {
         let m = k.next_power_of_two();
@@ -1090,8 +1121,7 @@ fn track_map(clip: &RuntimeClip, slots: ClipSlots, time: f32) -> TrackMap {
             hi: d,
             mul: m,
             scale: end / f64::from(d),
-            base,
-            last_wrap: (k - 1) | 1 << 16,
+            pairs,
         }
     }
 }

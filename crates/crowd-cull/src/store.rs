@@ -16,7 +16,7 @@ use glam::{Quat, Vec3, Vec4};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::group::{Group, GroupDesc, SoaSphere, grow};
+use crate::group::{Cluster, Group, GroupDesc, SoaSphere};
 use crate::instance::{AnimState, GroupId, Handle, Instance, InstanceDesc, TierState};
 use crate::limits::{MAX_CLUSTER_CAPACITY, MAX_SLOTS};
 
@@ -115,6 +115,8 @@ pub struct InstanceStore {
     free_handles: Vec<u32>,
     reassign: VecDeque<Handle>,
     refit_list: Vec<u32>,
+    /// Scratch for bulk moves: each move's slot.
+    move_slots: Vec<u32>,
     live: usize,
     slots: usize,
 }
@@ -151,6 +153,7 @@ impl InstanceStore {
             free_handles: Vec::new(),
             reassign: VecDeque::new(),
             refit_list: Vec::new(),
+            move_slots: Vec::new(),
             live: 0,
             slots: 0,
         })
@@ -535,8 +538,9 @@ impl InstanceStore {
     /// changes. A handle may appear more than once; the last position wins.
     ///
     /// A small batch (fewer than one move per 8 clusters of the store) moves one instance at a time, as
-    /// [`InstanceStore::set_position`] does. A larger one writes the positions, then refits every touched
-    /// cluster at once, in parallel over clusters on the current rayon pool: members' spheres, the box and the
+    /// [`InstanceStore::set_position`] does. A larger one checks the batch in parallel (the first bad index is
+    /// reported), writes the positions (in a store with one group, split over the pool by slot range), then
+    /// refits every touched cluster at once, in parallel over clusters on the current rayon pool: members' spheres, the box and the
     /// centre are recomputed from the members, the cluster is filed in the grid at its new centre, any queued
     /// refit of it is dropped, and every member further than `R` from the new centre is queued for
     /// reassignment. Either way the boxes hold their members' spheres when it returns.
@@ -548,20 +552,10 @@ impl InstanceStore {
                 actual: positions.len(),
             });
         }
-        let check = |i: usize, h: &Handle, p: &Vec3| -> Result<()> {
-            self.entry(*h, i)?;
-            if !p.is_finite() {
-                return Err(Error::NonFinite {
-                    what: "position",
-                    index: i,
-                });
-            }
-            Ok(())
-        };
         let clusters: usize = self.groups.iter().map(|g| g.clusters.len()).sum();
         if handles.len() * BULK_MOVES_PER_CLUSTER < clusters {
             for (i, (h, p)) in handles.iter().zip(positions).enumerate() {
-                check(i, h, p)?;
+                self.check_move(i, h, p)?;
             }
             for (h, p) in handles.iter().zip(positions) {
                 let e = self.handles[h.index as usize];
@@ -571,20 +565,35 @@ impl InstanceStore {
         }
         // A large batch: check in parallel (the first bad index wins, as in the serial loop), write the
         // positions, then refit every touched cluster at once, in parallel over clusters.
-        let first_bad = handles
-            .iter()
-            .zip(positions)
-            .position(|(h, p)| self.entry(*h, 0).is_err() || !p.is_finite());
+        // Each piece also gathers its moves' slots, so that the write need not look the handles up again.
+        let table = &self.handles;
+        self.move_slots.resize(handles.len(), 0);
+        let first_bad = self
+            .move_slots
+            .par_chunks_mut(BULK_CHECK_CHUNK)
+            .zip(handles.par_chunks(BULK_CHECK_CHUNK))
+            .zip(positions.par_chunks(BULK_CHECK_CHUNK))
+            .enumerate()
+            .filter_map(|(c, ((slots, hs), ps))| {
+                for (j, ((slot, h), p)) in slots.iter_mut().zip(hs).zip(ps).enumerate() {
+                    match table.get(h.index as usize) {
+                        Some(e) if e.generation == h.generation && h.generation % 2 == 1 && p.is_finite() => {
+                            *slot = e.slot;
+                        }
+                        _ => return Some(c * BULK_CHECK_CHUNK + j),
+                    }
+                }
+                None
+            })
+            .min();
         if let Some(i) = first_bad {
-            check(i, &handles[i], &positions[i])?;
+            self.check_move(i, &handles[i], &positions[i])?;
         }
-        for (h, p) in handles.iter().zip(positions) {
-            let e = self.handles[h.index as usize];
-            let grp = &mut self.groups[e.group as usize];
-            let s = e.slot as usize;
-            grp.position[s] = *p;
-            let k = grp.cluster_of(s);
-            grp.clusters[k].moved = true;
+        if self.groups.len() == 1 {
+            // Every handle is of the one group: write by slot, split over the pool.
+            write_positions_split(&mut self.groups[0], &self.move_slots, positions);
+        } else {
+            write_positions(&mut self.groups, &self.handles, handles, positions);
         }
         let r2 = self.settings.radius * self.settings.radius;
         for grp in &mut self.groups {
@@ -603,6 +612,18 @@ impl InstanceStore {
                     queue_drifters(grp, k, centre, r2, &mut self.handles, &mut self.reassign);
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Checks move `i` of a batch: a live handle and a finite position.
+    fn check_move(&self, i: usize, h: &Handle, p: &Vec3) -> Result<()> {
+        self.entry(*h, i)?;
+        if !p.is_finite() {
+            return Err(Error::NonFinite {
+                what: "position",
+                index: i,
+            });
         }
         Ok(())
     }
@@ -915,6 +936,102 @@ impl InstanceStore {
 /// every cluster would cost more than the moves themselves.
 const BULK_MOVES_PER_CLUSTER: usize = 8;
 
+/// Moves per piece of the parallel validation of a bulk move.
+const BULK_CHECK_CHUNK: usize = 4096;
+
+/// The plain bulk-move write: `positions[i]` to `handles[i]`'s slot, in order (the last position of a repeated
+/// handle wins), flagging every touched cluster `moved`. The handles must be live.
+fn write_positions(groups: &mut [Group], table: &[HandleEntry], handles: &[Handle], positions: &[Vec3]) {
+    for (h, p) in handles.iter().zip(positions) {
+        let e = table[h.index as usize];
+        let grp = &mut groups[e.group as usize];
+        let s = e.slot as usize;
+        grp.position[s] = *p;
+        let k = grp.cluster_of(s);
+        grp.clusters[k].moved = true;
+    }
+}
+
+/// [`write_positions`] for a store with one group, given each move's slot (`slots[i]` for `positions[i]`), split
+/// over the current rayon pool: the group's clusters are cut into one run per thread at quantiles of a sample
+/// of the moved slots, and each thread scans every move and writes those that land in its run, in order (so
+/// the last position of a repeated slot still wins).
+fn write_positions_split(grp: &mut Group, slots: &[u32], positions: &[Vec3]) {
+    let cap = grp.cap;
+    let parts = rayon::current_num_threads().min(MAX_WRITE_PARTS);
+    if parts < 2 || slots.len() < 2 * BULK_CHECK_CHUNK {
+        return write_range(&mut grp.position, &mut grp.clusters, 0, cap, slots, positions);
+    }
+    // A sorted sample of the moved clusters, to cut where the moves split evenly.
+    let mut sample = [0usize; WRITE_SAMPLES];
+    for (j, v) in sample.iter_mut().enumerate() {
+        *v = grp.cluster_of(slots[j * slots.len() / WRITE_SAMPLES] as usize);
+    }
+    sample.sort_unstable();
+    let mut cuts = [0usize; MAX_WRITE_PARTS + 1];
+    for i in 1..parts {
+        cuts[i] = sample[i * WRITE_SAMPLES / parts].max(cuts[i - 1]);
+    }
+    cuts[parts] = grp.clusters.len();
+    split_write(
+        &mut grp.position,
+        &mut grp.clusters,
+        cap,
+        &cuts[..=parts],
+        slots,
+        positions,
+    );
+}
+
+/// The most pieces [`write_positions_split`] cuts a group into.
+const MAX_WRITE_PARTS: usize = 16;
+
+/// Moves sampled by [`write_positions_split`] to place its cuts.
+const WRITE_SAMPLES: usize = 64;
+
+/// Writes the moves that land in clusters `cuts[0]..cuts[last]` (`position` and `clusters` start at cluster
+/// `cuts[0]`), one rayon task per run between consecutive cuts.
+fn split_write(
+    position: &mut [Vec3],
+    clusters: &mut [Cluster],
+    cap: usize,
+    cuts: &[usize],
+    slots: &[u32],
+    positions: &[Vec3],
+) {
+    if cuts.len() <= 2 {
+        return write_range(position, clusters, cuts[0] * cap, cap, slots, positions);
+    }
+    let mid = cuts.len() / 2;
+    let at = cuts[mid] - cuts[0];
+    let (pa, pb) = position.split_at_mut(at * cap);
+    let (ca, cb) = clusters.split_at_mut(at);
+    rayon::join(
+        || split_write(pa, ca, cap, &cuts[..=mid], slots, positions),
+        || split_write(pb, cb, cap, &cuts[mid..], slots, positions),
+    );
+}
+
+/// Writes, in order, the moves whose slot lies in `first..first + position.len()` (`clusters` holds the
+/// clusters of those slots), flagging their clusters `moved`.
+fn write_range(
+    position: &mut [Vec3],
+    clusters: &mut [Cluster],
+    first: usize,
+    cap: usize,
+    slots: &[u32],
+    positions: &[Vec3],
+) {
+    let shift = cap.trailing_zeros();
+    for (s, p) in slots.iter().zip(positions) {
+        let i = (*s as usize).wrapping_sub(first);
+        if let Some(d) = position.get_mut(i) {
+            *d = *p;
+            clusters[i >> shift].moved = true;
+        }
+    }
+}
+
 /// Queues for reassignment every member of cluster `k` further than `sqrt(r2)` from `centre`.
 fn queue_drifters(
     grp: &Group,
@@ -1003,6 +1120,29 @@ fn move_refit_group(grp: &mut Group, r2: f32) {
         });
 }
 
+/// The box `grow` builds from the first `n` spheres of `spheres`, four lanes at a time: the same operations,
+/// lane by lane, so the same box.
+fn fit_spheres(spheres: &[SoaSphere], n: usize) -> crate::bounds::Aabb {
+    let (mut lo, mut hi) = ([Vec4::INFINITY; 3], [Vec4::NEG_INFINITY; 3]);
+    let lane = Vec4::new(0.0, 1.0, 2.0, 3.0);
+    for (k, sp) in spheres.iter().enumerate() {
+        // Lanes past the last member repeat lane 0 (stale slots must not widen the box).
+        let live = lane.cmplt(Vec4::splat((n - 4 * k) as f32));
+        let pick = |v: Vec4| Vec4::select(live, v, Vec4::splat(v.x));
+        let (x, y, z, r) = (pick(sp.x), pick(sp.y), pick(sp.z), pick(sp.r));
+        let pad = (r + x.abs().max(y.abs()).max(z.abs())) * 4e-7;
+        let rp = r + pad;
+        for (a, v) in [x, y, z].into_iter().enumerate() {
+            lo[a] = lo[a].min(v - rp);
+            hi[a] = hi[a].max(v + rp);
+        }
+    }
+    crate::bounds::Aabb::new(
+        Vec3::new(lo[0].min_element(), lo[1].min_element(), lo[2].min_element()),
+        Vec3::new(hi[0].max_element(), hi[1].max_element(), hi[2].max_element()),
+    )
+}
+
 /// Refits every cluster of `grp` flagged `refit`, in parallel over clusters, and counts the members further
 /// than `sqrt(r2)` from the new centre.
 fn refit_group(grp: &mut Group, r2: f32) {
@@ -1020,16 +1160,8 @@ fn refit_group(grp: &mut Group, r2: f32) {
             }
             c.refit = false;
             let n = c.len as usize;
-            let mut aabb = crate::bounds::Aabb::EMPTY;
-            let mut sum = Vec3::ZERO;
-            for (i, p) in pos[..n].iter().enumerate() {
-                let sp = &spheres[i / 4];
-                let l = i % 4;
-                grow(&mut aabb, Vec3::new(sp.x[l], sp.y[l], sp.z[l]), sp.r[l]);
-                sum += *p;
-            }
-            c.aabb = aabb;
-            c.sum = sum;
+            c.aabb = fit_spheres(&spheres[..n.div_ceil(4)], n);
+            c.sum = pos[..n].iter().fold(Vec3::ZERO, |sum, p| sum + *p);
             let centre = c.centre();
             c.drifters = pos[..n].iter().filter(|p| centre.distance_squared(**p) > r2).count() as u32;
         });
@@ -1039,6 +1171,7 @@ fn refit_group(grp: &mut Group, r2: f32) {
 mod tests {
     use super::*;
     use crate::bounds::Aabb;
+    use crate::group::grow;
 
     fn desc() -> GroupDesc {
         GroupDesc {
@@ -1050,6 +1183,108 @@ mod tests {
             rate_thresholds: [0.1, 0.03, 0.008],
             hysteresis: 0.1,
         }
+    }
+
+    #[test]
+    fn four_lane_fit_is_the_plain_grow() {
+        let spheres: Vec<SoaSphere> = (0..8)
+            .map(|k| {
+                let f =
+                    |o: f32| Vec4::from_array(std::array::from_fn(|l| ((k * 4 + l) as f32 * 1.37 + o).sin() * 50.0));
+                SoaSphere {
+                    x: f(0.0),
+                    y: f(1.0),
+                    z: f(2.0),
+                    r: f(3.0).abs() * 0.01 + 0.5,
+                }
+            })
+            .collect();
+        for n in 1..=32 {
+            let mut plain = crate::bounds::Aabb::EMPTY;
+            for i in 0..n {
+                let sp = &spheres[i / 4];
+                let l = i % 4;
+                grow(&mut plain, Vec3::new(sp.x[l], sp.y[l], sp.z[l]), sp.r[l]);
+            }
+            assert_eq!(fit_spheres(&spheres[..n.div_ceil(4)], n), plain, "{n} spheres");
+        }
+    }
+
+    #[test]
+    fn split_bulk_write_matches_the_plain_write() {
+        let mut store = InstanceStore::new(ClusterSettings {
+            radius: 2.0,
+            capacity: 16,
+        })
+        .expect("settings");
+        let g = store.add_group(desc()).expect("group");
+        let descs: Vec<InstanceDesc> = (0..4000)
+            .map(|i| InstanceDesc::at(Vec3::new((i % 64) as f32, 0.0, (i / 64) as f32), 0))
+            .collect();
+        let mut handles = vec![Handle::default(); descs.len()];
+        store.add_many(g, &descs, &mut handles).expect("adds");
+        // Every handle moves twice, in a scrambled order: the last position wins.
+        let mut movers: Vec<Handle> = (0..2 * handles.len())
+            .map(|i| handles[(i * 7919) % handles.len()])
+            .collect();
+        movers.reverse();
+        let positions: Vec<Vec3> = (0..movers.len())
+            .map(|i| Vec3::new(i as f32, 1.0, -(i as f32)))
+            .collect();
+        let slots: Vec<u32> = movers.iter().map(|h| store.handles[h.index as usize].slot).collect();
+        let mut plain = store.groups[0].clone();
+        write_positions(std::slice::from_mut(&mut plain), &store.handles, &movers, &positions);
+        for threads in [1, 2, 3, 5] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a rayon pool");
+            let mut split = store.groups[0].clone();
+            pool.install(|| write_positions_split(&mut split, &slots, &positions));
+            assert_eq!(split.position, plain.position, "{threads} threads");
+            assert!(
+                split
+                    .clusters
+                    .iter()
+                    .zip(&plain.clusters)
+                    .all(|(a, b)| a.moved == b.moved),
+                "{threads} threads"
+            );
+        }
+    }
+
+    #[test]
+    fn a_bad_bulk_move_reports_the_first_bad_index_and_changes_nothing() {
+        let mut store = InstanceStore::new(ClusterSettings {
+            radius: 2.0,
+            capacity: 16,
+        })
+        .expect("settings");
+        let g = store.add_group(desc()).expect("group");
+        let descs: Vec<InstanceDesc> = (0..3 * BULK_CHECK_CHUNK)
+            .map(|i| InstanceDesc::at(Vec3::new((i % 64) as f32, 0.0, (i / 64) as f32), 0))
+            .collect();
+        let mut handles = vec![Handle::default(); descs.len()];
+        store.add_many(g, &descs, &mut handles).expect("adds");
+        let before = store.groups[0].position.clone();
+        let mut positions: Vec<Vec3> = descs.iter().map(|d| d.position + Vec3::ONE).collect();
+        // A NaN in a later piece and a stale handle in an earlier one: the earlier index is reported.
+        positions[2 * BULK_CHECK_CHUNK + 5] = Vec3::NAN;
+        let mut movers = handles.clone();
+        movers[BULK_CHECK_CHUNK + 3].generation += 2;
+        let err = store.set_positions(&movers, &positions).expect_err("a stale handle");
+        assert!(
+            matches!(err, Error::StaleHandle { index, .. } if index == BULK_CHECK_CHUNK + 3),
+            "{err:?}"
+        );
+        movers[BULK_CHECK_CHUNK + 3] = handles[BULK_CHECK_CHUNK + 3];
+        let err = store.set_positions(&movers, &positions).expect_err("a NaN");
+        assert!(
+            matches!(err, Error::NonFinite { index, .. } if index == 2 * BULK_CHECK_CHUNK + 5),
+            "{err:?}"
+        );
+        assert_eq!(store.groups[0].position, before, "nothing moved");
+        store.check_invariants().expect("invariants hold");
     }
 
     #[test]
