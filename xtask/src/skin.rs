@@ -510,7 +510,7 @@ mod tests {
         let mut push = |bytes: Vec<u8>, bin: &mut Vec<u8>| {
             views.push(json!({"buffer": 0, "byteOffset": bin.len(), "byteLength": bytes.len()}));
             bin.extend_from_slice(&bytes);
-            while bin.len() % 4 != 0 {
+            while !bin.len().is_multiple_of(4) {
                 bin.push(0);
             }
             views.len() - 1
@@ -566,7 +566,7 @@ mod tests {
             "buffers": [{"byteLength": bin.len()}]
         });
         let mut json_chunk = serde_json::to_vec(&doc).expect("serializes");
-        while json_chunk.len() % 4 != 0 {
+        while !json_chunk.len().is_multiple_of(4) {
             json_chunk.push(b' ');
         }
         let total = 12 + 8 + json_chunk.len() + 8 + bin.len();

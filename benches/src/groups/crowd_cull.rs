@@ -137,7 +137,7 @@ fn maintain_ms(
     let n = scene.handles.len();
     let pick = |i: usize| match who {
         Movers::Block => i < n / 10,
-        Movers::Scattered => i % 10 == 0,
+        Movers::Scattered => i.is_multiple_of(10),
     };
     let movers: Vec<Handle> = (0..n).filter(|&i| pick(i)).map(|i| scene.handles[i]).collect();
     let mut positions: Vec<Vec3> = (0..n).filter(|&i| pick(i)).map(|i| scene.descs[i].position).collect();

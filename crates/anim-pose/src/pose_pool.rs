@@ -27,6 +27,13 @@ use crate::{
     num_soa_joints, pack_soa,
 };
 
+#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[allow(
+    unsafe_code,
+    reason = "SSE2 and AVX2 intrinsics, which are unsafe to call before Rust 1.87; stores through a pointer"
+)]
+mod simd;
+
 /// The most slots a pool may hold, clip slots and crossfade bucket regions together.
 ///
 /// The GPU instance record stores a pooled instance's two slots as `u16`s (see `PIPELINE.md`), so slot indices
@@ -102,8 +109,9 @@ pub struct ClipSlots {
 /// `joint_count` matrices of slot `s` in [`PosePool::palettes`].
 /// Slots are global slot indices; they fit in `u16` because a pool has at most [`MAX_POOL_SLOTS`] slots, which is
 /// the GPU instance record's layout.
-/// The struct is 8 bytes.
+/// The struct is `repr(C)`, 8 bytes: `slot_a`, `slot_b`, `fraction`.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
+#[repr(C)]
 pub struct SlotRef {
     /// The slot at or before the instance's phase.
     pub slot_a: u16,
@@ -113,6 +121,10 @@ pub struct SlotRef {
     /// The fraction from `slot_a` to `slot_b`, in `[0, 1)`.
     pub fraction: f32,
 }
+
+// The SIMD mapping kernels store slot refs as `[slot_a | slot_b << 16, fraction bits]` words.
+const _: () = assert!(size_of::<SlotRef>() == 8 && align_of::<SlotRef>() == 4);
+const _: () = assert!(std::mem::offset_of!(SlotRef, slot_b) == 2 && std::mem::offset_of!(SlotRef, fraction) == 4);
 
 impl SlotRef {
     /// The fraction as a unorm16, the GPU instance record's encoding: `round(fraction * 65535)`.
@@ -160,6 +172,9 @@ impl CrossfadeRef {
 /// Non-looping tracks have `origin = 0`, `[lo, hi] = [0, D]`, `mul = M` a power of two at least `K`, and
 /// `scale = P / D` with `P = (K - 1) * 2^32 / M` exact, so that the end of the clip lands exactly on the last slot
 /// with fraction 0, whose pair keeps `slot_b` on the last slot.
+///
+/// The SIMD kernels of [`PosePool::map_instances`] use the same constants, laid out for four- and eight-lane
+/// transposes, and compute the slot pair from the track's first slot and slot count instead of reading the table.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, align(32))]
 struct TrackMap {
@@ -328,6 +343,10 @@ pub struct PosePool<'a> {
     /// entry `1 + s` belongs to the track whose region holds slot `s` (a clip's slots, or a bucket's region), filled
     /// with the pairs that track maps to. Padded with zeros to a power of two entries.
     pairs: Vec<u32>,
+    /// Per track, the SIMD kernels' form of [`PosePool::tracks`], with the track's slots instead of its pair table
+    /// region; as many entries.
+    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    rows: Vec<simd::TrackRows>,
     /// Update slots in parallel.
     parallel: bool,
 }
@@ -459,6 +478,8 @@ impl<'a> PosePool<'a> {
             // A power of two, so that `map_instances` indexes it with a mask.
             tracks: vec![TrackMap::NULL; (clips.len() + cap + 1).next_power_of_two()],
             pairs: vec![0; (slot_count + 1).next_power_of_two()],
+            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+            rows: vec![simd::TrackRows::new(&TrackMap::NULL, 0, 1, false); (clips.len() + cap + 1).next_power_of_two()],
             parallel: options.parallel,
         };
         for c in 0..clips.len() {
@@ -705,32 +726,61 @@ impl<'a> PosePool<'a> {
     /// than a 32nd of a period, the phase is clamped to that range.
     /// Never allocates; zero instances do nothing. Surplus elements of `out` are untouched.
     ///
+    /// On x86_64 without the `scalar` feature, it maps eight instances per step with AVX2 when the CPU has it (checked
+    /// at each call), else four with SSE2, and the last few with the scalar kernel; every kernel gives the bits of
+    /// [`PosePool::map_instances_scalar`].
+    ///
     /// # Errors
     ///
     /// [`Error::Job`] when `times` and `tracks` have different lengths or `out` is shorter (nothing is written
     /// then), or when a track is out of range or a time is not finite: `out` is then written, but unspecified
     /// for the faulty instances.
     pub fn map_instances(&self, tracks: &[u16], times: &[f32], out: &mut [SlotRef]) -> Result<()> {
-        const JOB: &str = "PosePool::map_instances";
-        if times.len() != tracks.len() {
+        check_lengths(tracks, times, out)?;
+        let out = &mut out[..tracks.len()];
+        // The SIMD kernels map a prefix and scan it for faults as they go; the scalar kernel maps the rest, after
+        // a scan of its own. Both give the same bits.
+        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        let (done, scan) = simd::map_instances(&self.rows, tracks, times, out);
+        #[cfg(not(all(target_arch = "x86_64", not(feature = "scalar"))))]
+        let (done, scan) = (0, Scan::default());
+        let scan = scan.merge(Scan::of(&tracks[done..], &times[done..]));
+        self.map_scalar(&tracks[done..], &times[done..], &mut out[done..]);
+        self.instances_result(scan)
+    }
+
+    /// The plain twin of [`PosePool::map_instances`]: the same fixed-point mapping one instance at a time, with the
+    /// slot pairs read from the pair table.
+    /// `map_instances` gives the same bits on every target and feature set, for any tracks and times (also the
+    /// faulty ones it reports), which `tests/prop_slot_map.rs` checks.
+    ///
+    /// # Errors
+    ///
+    /// As [`PosePool::map_instances`].
+    pub fn map_instances_scalar(&self, tracks: &[u16], times: &[f32], out: &mut [SlotRef]) -> Result<()> {
+        check_lengths(tracks, times, out)?;
+        let scan = Scan::of(tracks, times);
+        self.map_scalar(tracks, times, &mut out[..tracks.len()]);
+        self.instances_result(scan)
+    }
+
+    /// The result of mapping instances whose scan is `scan`: an error when a track was out of range or a time not
+    /// finite.
+    fn instances_result(&self, scan: Scan) -> Result<()> {
+        if scan.non_finite || usize::from(scan.max_track) >= self.track_count() {
             return Err(Error::job(
-                JOB,
-                "times",
+                MAP_JOB,
+                "clips or times",
                 None,
-                "does not have one entry per instance of clips",
+                "hold an out-of-range track or a non-finite time",
             ));
         }
-        if out.len() < tracks.len() {
-            return Err(Error::job(JOB, "out", None, "is shorter than clips"));
-        }
-        // The checks run first, in a loop that vectorizes; the mapping loop then only masks the track.
-        let mut max_track = 0u16;
-        let mut non_finite = false;
-        for (&track, &time) in tracks.iter().zip(times) {
-            max_track = max_track.max(track);
-            non_finite |= time.to_bits() & 0x7F80_0000 == 0x7F80_0000;
-        }
-        let bad = non_finite || usize::from(max_track) >= self.track_count();
+        Ok(())
+    }
+
+    /// The scalar kernel of [`PosePool::map_instances`]: maps every instance of `tracks` and `times` into `out`, of
+    /// the same length.
+    fn map_scalar(&self, tracks: &[u16], times: &[f32], out: &mut [SlotRef]) {
         let mask = self.tracks.len() - 1;
         let table = &self.tracks[..=mask];
         let pair_mask = self.pairs.len() - 1;
@@ -744,7 +794,6 @@ impl<'a> PosePool<'a> {
         };
         // Two instances per iteration halve the loop overhead.
         let n = tracks.len();
-        let (out, _) = out.split_at_mut(n);
         let (tr2, tr1) = tracks.split_at(n & !1);
         let (ti2, ti1) = times.split_at(n & !1);
         let (o2, o1) = out.split_at_mut(n & !1);
@@ -757,15 +806,6 @@ impl<'a> PosePool<'a> {
         for ((&track, &time), o) in tr1.iter().zip(ti1).zip(o1.iter_mut()) {
             map(track, time, o);
         }
-        if bad {
-            return Err(Error::job(
-                JOB,
-                "clips or times",
-                None,
-                "hold an out-of-range track or a non-finite time",
-            ));
-        }
-        Ok(())
     }
 
     /// Requests the crossfade from clip `from` to clip `to` at `weight` of `to` (clamped to `[0, 1]`) for this
@@ -955,6 +995,18 @@ impl<'a> PosePool<'a> {
                 track_map(clip, slots, self.time, start as u32)
             }
         };
+        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        {
+            self.rows[t] = match source {
+                None => simd::TrackRows::new(&TrackMap::NULL, 0, 1, false),
+                Some((c, slots)) => simd::TrackRows::new(
+                    &self.tracks[t],
+                    slots.first_slot,
+                    slots.slot_count,
+                    self.clips[c].is_looping(),
+                ),
+            };
+        }
     }
 
     /// Samples every clip slot and converts it to model space.
@@ -1081,6 +1133,56 @@ impl<'a> PosePool<'a> {
                 .zip(bucket_model.chunks_mut(joints))
                 .enumerate()
                 .try_for_each(work)
+        }
+    }
+}
+
+/// The job name used in the errors of [`PosePool::map_instances`] and its scalar twin.
+const MAP_JOB: &str = "PosePool::map_instances";
+
+/// The length checks of [`PosePool::map_instances`].
+fn check_lengths(tracks: &[u16], times: &[f32], out: &[SlotRef]) -> Result<()> {
+    if times.len() != tracks.len() {
+        return Err(Error::job(
+            MAP_JOB,
+            "times",
+            None,
+            "does not have one entry per instance of clips",
+        ));
+    }
+    if out.len() < tracks.len() {
+        return Err(Error::job(MAP_JOB, "out", None, "is shorter than clips"));
+    }
+    Ok(())
+}
+
+/// What [`PosePool::map_instances`] reports about its instances: the largest track, and whether a time is not
+/// finite.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Scan {
+    /// The largest track.
+    max_track: u16,
+    /// A time is infinite or NaN.
+    non_finite: bool,
+}
+
+impl Scan {
+    /// The scan of `tracks` and `times`, in a loop that vectorizes.
+    fn of(tracks: &[u16], times: &[f32]) -> Self {
+        let mut max_track = 0u16;
+        let mut non_finite = false;
+        for (&track, &time) in tracks.iter().zip(times) {
+            max_track = max_track.max(track);
+            non_finite |= time.to_bits() & 0x7F80_0000 == 0x7F80_0000;
+        }
+        Self { max_track, non_finite }
+    }
+
+    /// The scan of both parts.
+    fn merge(self, other: Self) -> Self {
+        Self {
+            max_track: self.max_track.max(other.max_track),
+            non_finite: self.non_finite || other.non_finite,
         }
     }
 }
@@ -1530,5 +1632,120 @@ mod tests {
             .fraction_unorm16(),
             65534
         );
+    }
+
+    /// Both SIMD kernels, called directly (the CPU picks one in `map_instances`), against the scalar kernel: the
+    /// same bits and the same scan, for every track (past the padded table too) and for time bits of every kind.
+    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[test]
+    fn simd_kernels_match_the_scalar_kernel() {
+        let skeleton = chain(2);
+        let clips = [
+            swing(&skeleton, "walk", 1.1, 0.0, Looping::Yes),
+            swing(&skeleton, "run", 0.13, 1.0, Looping::Yes),
+            swing(&skeleton, "wave", 2.0, 0.0, Looping::No),
+            swing(&skeleton, "blink", 17.5, 0.0, Looping::No),
+        ];
+        let pool_clips = [
+            PoolClip {
+                clip: &clips[0],
+                slots: 7,
+            },
+            PoolClip {
+                clip: &clips[1],
+                slots: 300,
+            },
+            PoolClip {
+                clip: &clips[2],
+                slots: 2,
+            },
+            PoolClip {
+                clip: &clips[3],
+                slots: 33,
+            },
+        ];
+        let options = PosePoolOptions {
+            max_crossfade_buckets: 5,
+            parallel: false,
+            ..PosePoolOptions::default()
+        };
+        let mut pool = PosePool::new(&skeleton, &pool_clips, &options).expect("valid");
+        // A xorshift generator: tracks over the whole u16 range, times from random bits and from scaled integers.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let special = [
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MAX,
+            f32::MIN,
+            1e-40,
+        ];
+        for (frame, time) in [0.0, 3.7, -812.25, 9_000.5, 1.0e6].into_iter().enumerate() {
+            // Buckets in every state: requested, released (mapping their last clip) and never used.
+            if frame < 3 {
+                pool.request_crossfade(0, 1 + frame as u16, 0.3).expect("requests");
+            }
+            pool.update(time).expect("updates");
+            let n = 2003;
+            let tracks: Vec<u16> = (0..n)
+                .map(|_| {
+                    let r = next();
+                    match r % 8 {
+                        0 => r as u16 >> 4,
+                        1 => (r >> 8) as u16 % 16,
+                        _ => (r >> 8) as u16 % pool.track_count() as u16,
+                    }
+                })
+                .collect();
+            let times: Vec<f32> = (0..n)
+                .map(|i| {
+                    let r = next();
+                    match r % 6 {
+                        0 => f32::from_bits((r >> 16) as u32),
+                        1 => special[(r >> 8) as usize % special.len()],
+                        2 => time + ((r >> 8) % 4000) as f32 * 0.0275 - 50.0,
+                        _ => (i as f32 * 0.618_034).fract() * 40.0 - 20.0 + (r >> 60) as f32 * 1e3,
+                    }
+                })
+                .collect();
+            let mut plain = vec![SlotRef::default(); n];
+            pool.map_scalar(&tracks, &times, &mut plain);
+            let mut kernels: Vec<(&str, super::simd::Kernel)> = vec![("sse2", |rows, tracks, times, out| {
+                super::simd::map_instances_sse2(rows, tracks, times, out)
+            })];
+            if std::arch::is_x86_feature_detected!("avx2") {
+                kernels.push(("avx2", |rows, tracks, times, out| {
+                    // SAFETY: the CPU has AVX2, checked just above.
+                    #[allow(unsafe_code, reason = "calling the AVX2 kernel after detecting AVX2")]
+                    unsafe {
+                        super::simd::map_instances_avx2(rows, tracks, times, out)
+                    }
+                }));
+            }
+            for (name, kernel) in kernels {
+                let mut fast = vec![SlotRef::default(); n];
+                let (done, scan) = kernel(&pool.rows, &tracks, &times, &mut fast);
+                assert!(done > n - 8 && done <= n, "{name}: {done} of {n}");
+                assert_eq!(scan, Scan::of(&tracks[..done], &times[..done]), "{name}");
+                for i in 0..done {
+                    let (f, p) = (fast[i], plain[i]);
+                    assert_eq!(
+                        (f.slot_a, f.slot_b, f.fraction.to_bits()),
+                        (p.slot_a, p.slot_b, p.fraction.to_bits()),
+                        "{name}, frame {frame}, instance {i}: track {}, time {}",
+                        tracks[i],
+                        times[i]
+                    );
+                }
+            }
+        }
     }
 }

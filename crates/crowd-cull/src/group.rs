@@ -240,15 +240,25 @@ impl SoaSphere {
         r: Vec4::ZERO,
     };
 
+    /// Lane `l % 4`. Reads through arrays rather than `Vec4`'s `Index`, whose `match` compiles to an indirect
+    /// jump that mispredicts as the lane changes from call to call.
+    #[inline]
     fn get(&self, l: usize) -> (Vec3, f32) {
-        (Vec3::new(self.x[l], self.y[l], self.z[l]), self.r[l])
+        let l = l % 4;
+        (
+            Vec3::new(self.x.to_array()[l], self.y.to_array()[l], self.z.to_array()[l]),
+            self.r.to_array()[l],
+        )
     }
 
+    /// Sets lane `l % 4`, branch-free: a lane mask selects the new values.
+    #[inline]
     fn set(&mut self, l: usize, c: Vec3, r: f32) {
-        self.x[l] = c.x;
-        self.y[l] = c.y;
-        self.z[l] = c.z;
-        self.r[l] = r;
+        let m = Vec4::new(0.0, 1.0, 2.0, 3.0).cmpeq(Vec4::splat((l % 4) as f32));
+        self.x = Vec4::select(m, Vec4::splat(c.x), self.x);
+        self.y = Vec4::select(m, Vec4::splat(c.y), self.y);
+        self.z = Vec4::select(m, Vec4::splat(c.z), self.z);
+        self.r = Vec4::select(m, Vec4::splat(r), self.r);
     }
 }
 
@@ -330,9 +340,15 @@ impl Group {
 
     /// Recomputes slot `s`'s sphere offset from its rotation, scale and animation state (after any changed).
     pub(crate) fn refresh_offset(&mut self, s: usize) {
-        let b = clip_union(&self.desc.clip_bounds, &self.anim[s]);
-        let scale = self.scale[s];
-        self.offset[s] = (self.rotation[s] * (b.center() * scale)).extend(b.half_extent().length() * scale);
+        self.offset[s] = self.offset_of(self.rotation[s], self.scale[s], &self.anim[s]);
+    }
+
+    /// The sphere offset of a rotation, scale and animation state: `(rotation * (centre of the clip box *
+    /// scale), radius * scale)`, the world sphere minus the position.
+    #[inline]
+    fn offset_of(&self, rotation: Quat, scale: f32, anim: &AnimState) -> Vec4 {
+        let b = clip_union(&self.desc.clip_bounds, anim);
+        (rotation * (b.center() * scale)).extend(b.half_extent().length() * scale)
     }
 
     /// Recomputes slot `s`'s world sphere from its position and sphere offset, and grows its cluster's box to
@@ -346,22 +362,28 @@ impl Group {
         grow(&mut self.clusters[k].aabb, c, l.w);
     }
 
-    /// The nearest cluster whose centre is within `radius` of `p` and which has room, if any.
-    pub(crate) fn find_cluster(&self, p: Vec3, radius: f32, exclude: u32) -> Option<u32> {
-        let mut best = None;
-        let mut best_d = radius * radius;
-        let cap = self.cap as u32;
-        self.grid.for_each_near(p, |id| {
-            let c = &self.clusters[id as usize];
-            if c.len < cap && id != exclude {
-                let d = c.centre().distance_squared(p);
-                if d <= best_d {
-                    best_d = d;
-                    best = Some(id);
-                }
-            }
-        });
-        best
+    /// The nearest cluster other than `exclude` whose centre is within `R` of `p` and which has room, if
+    /// any; of equally near ones, the lowest id. The grid files exactly the clusters with room, at their
+    /// current centres (see [`Group::file`]), so this is the plain scan of
+    /// [`join_cluster_reference`](crate::reference::join_cluster_reference), through the grid.
+    #[inline]
+    pub(crate) fn find_cluster(&self, p: Vec3, exclude: u32) -> Option<u32> {
+        self.grid.nearest(p, exclude)
+    }
+
+    /// Files live cluster `k` in the grid at its current centre if it has room, or takes it out if it is full,
+    /// and returns the centre. Called whenever a cluster's position sum or member count changes, so that the
+    /// grid's copy of every centre is always current.
+    #[inline]
+    pub(crate) fn file(&mut self, k: u32) -> Vec3 {
+        let c = &self.clusters[k as usize];
+        let centre = c.centre();
+        if (c.len as usize) < self.cap {
+            self.grid.place(k, centre);
+        } else {
+            self.grid.unlink(k);
+        }
+        centre
     }
 
     /// A new, empty cluster: a freed block or a new one at the end.
@@ -388,11 +410,18 @@ impl Group {
 
     /// Writes a new member into cluster `k` and returns its slot. The description must be valid and the
     /// cluster must have room.
+    ///
+    /// The sphere offset and the sphere are computed from the description (the operations of
+    /// [`Group::refresh_offset`] and [`Group::refresh_sphere`], in the same order), not read back from the slot.
     pub(crate) fn push_member(&mut self, k: u32, desc: &InstanceDesc, state: TierState, owner: u32) -> usize {
+        let offset = self.offset_of(desc.rotation, desc.scale, &desc.anim);
+        let centre = desc.position + offset.truncate();
         let c = &mut self.clusters[k as usize];
         let s = k as usize * self.cap + c.len as usize;
         c.len += 1;
         c.sum += desc.position;
+        c.hidden_clean = false;
+        grow(&mut c.aabb, centre, offset.w);
         self.position[s] = desc.position;
         self.rotation[s] = desc.rotation;
         self.scale[s] = desc.scale;
@@ -401,12 +430,10 @@ impl Group {
         self.flags[s] = desc.flags;
         self.state[s] = state;
         self.owner[s] = owner;
-        self.refresh_offset(s);
-        self.refresh_sphere(s);
-        self.clusters[k as usize].hidden_clean = false;
+        self.offset[s] = offset;
+        self.spheres[s / 4].set(s % 4, centre, offset.w);
         self.mark_dirty(k);
-        let centre = self.clusters[k as usize].centre();
-        self.grid.place(k, centre);
+        self.file(k);
         self.live += 1;
         s
     }
@@ -448,8 +475,7 @@ impl Group {
         } else {
             c.sum -= p;
             self.mark_dirty(k as u32);
-            let centre = self.clusters[k].centre();
-            self.grid.place(k as u32, centre);
+            self.file(k as u32);
         }
         moved
     }

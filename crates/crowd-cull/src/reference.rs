@@ -92,3 +92,29 @@ pub fn cull_reference_to_vec(store: &InstanceStore, camera: &CullCamera) -> Vec<
     }
     out
 }
+
+/// The cluster of group `g` that an instance added at `position` joins now, by a scan of every cluster: the
+/// nearest whose centre (the mean of its members' positions) is within [`ClusterSettings::radius`] and which
+/// holds fewer than [`ClusterSettings::capacity`] instances, the lowest id of equally near ones; `None` when
+/// the instance starts a new cluster (or the group does not exist). Cluster `k` holds slots `k * C ..`, `C`
+/// the capacity. Insertion finds the same cluster through a grid.
+///
+/// [`ClusterSettings::radius`]: crate::ClusterSettings::radius
+/// [`ClusterSettings::capacity`]: crate::ClusterSettings::capacity
+pub fn join_cluster_reference(store: &InstanceStore, g: GroupId, position: Vec3) -> Option<u32> {
+    let grp = store.groups.get(g.0 as usize)?;
+    let settings = store.settings();
+    let mut best = None;
+    let mut best_d = settings.radius * settings.radius;
+    for (k, c) in grp.clusters.iter().enumerate() {
+        if c.len == 0 || c.len >= settings.capacity {
+            continue;
+        }
+        let d = c.centre().distance_squared(position);
+        if d < best_d || (d == best_d && best.is_none()) {
+            best_d = d;
+            best = Some(k as u32);
+        }
+    }
+    best
+}

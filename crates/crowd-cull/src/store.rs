@@ -314,14 +314,18 @@ impl InstanceStore {
 
     fn check_anim(g: &Group, group: u32, anim: &AnimState, index: usize) -> Result<()> {
         let clip_count = g.desc.clip_bounds.len() as u32;
-        for clip in [Some(anim.clip), anim.fade_target].into_iter().flatten() {
-            if clip >= clip_count {
-                return Err(Error::UnknownClip {
-                    index,
-                    clip,
-                    group,
-                    clip_count,
-                });
+        let unknown = |clip| Error::UnknownClip {
+            index,
+            clip,
+            group,
+            clip_count,
+        };
+        if anim.clip >= clip_count {
+            return Err(unknown(anim.clip));
+        }
+        if let Some(t) = anim.fade_target {
+            if t >= clip_count {
+                return Err(unknown(t));
             }
         }
         if !(anim.start_time.is_finite() && anim.speed.is_finite() && anim.fade_weight.is_finite()) {
@@ -443,9 +447,8 @@ impl InstanceStore {
                 (self.handles.len() - 1) as u32
             }
         };
-        let radius = self.settings.radius;
         let grp = &mut self.groups[g.0 as usize];
-        let k = match grp.find_cluster(desc.position, radius, u32::MAX) {
+        let k = match grp.find_cluster(desc.position, u32::MAX) {
             Some(k) => k,
             None => {
                 let before = grp.slot_count();
@@ -606,8 +609,8 @@ impl InstanceStore {
                 c.moved = false;
                 // The refit above is complete: a queued refit of this cluster is dropped when popped.
                 c.dirty = false;
-                let (centre, drifters) = (c.centre(), std::mem::take(&mut c.drifters));
-                grp.grid.place(k as u32, centre);
+                let drifters = std::mem::take(&mut c.drifters);
+                let centre = grp.file(k as u32);
                 if drifters > 0 {
                     queue_drifters(grp, k, centre, r2, &mut self.handles, &mut self.reassign);
                 }
@@ -637,12 +640,13 @@ impl InstanceStore {
         grp.refresh_sphere(s);
         let c = &mut grp.clusters[k];
         c.sum += position - old;
-        // Drifted further than R from the centre `sum / len`, without a division. The grid files the cluster
-        // under its new centre at its refit (the move marks it dirty), not on every move.
+        // Drifted further than R from the centre `sum / len`, without a division.
         let len = c.len as f32;
         let r = self.settings.radius * len;
         let drifted = (position * len - c.sum).length_squared() > r * r;
         grp.mark_dirty(k as u32);
+        // The grid keeps every centre current (insertion's nearest-cluster query reads it).
+        grp.file(k as u32);
         if drifted {
             let entry = &mut self.handles[h.index as usize];
             if !entry.queued {
@@ -776,8 +780,8 @@ impl InstanceStore {
             refit_group(grp, r2);
             for &k in &self.refit_list {
                 let c = &mut grp.clusters[k as usize];
-                let (centre, drifters) = (c.centre(), std::mem::take(&mut c.drifters));
-                grp.grid.place(k, centre);
+                let drifters = std::mem::take(&mut c.drifters);
+                let centre = grp.file(k);
                 if drifters > 0 {
                     // Members that the centre moved away from (other members moved or left): queue them.
                     queue_drifters(grp, k as usize, centre, r2, &mut self.handles, &mut self.reassign);
@@ -791,7 +795,6 @@ impl InstanceStore {
     }
 
     fn reassign_unchecked(&mut self, index: u32, e: HandleEntry, from: u32) {
-        let radius = self.settings.radius;
         let grp = &mut self.groups[e.group as usize];
         let s = e.slot as usize;
         let desc = InstanceDesc {
@@ -803,7 +806,7 @@ impl InstanceStore {
             flags: grp.flags[s],
         };
         let state = grp.state[s];
-        let to = match grp.find_cluster(desc.position, radius, from) {
+        let to = match grp.find_cluster(desc.position, from) {
             Some(k) => k,
             None => {
                 let before = grp.slot_count();
@@ -823,8 +826,8 @@ impl InstanceStore {
     /// Checks every structural invariant in O(instances): every live handle's instance is in exactly one
     /// cluster of its group (the slot's back-reference and the cluster's range agree); live counts match;
     /// every cluster's box holds its members' spheres; spheres match the stored transforms and clips;
-    /// centres match members (to rounding); live clusters are filed in the grid at their centre's cell and
-    /// deleted ones are not. For tests and debugging.
+    /// centres match members (to rounding); live clusters with room are filed in the grid at exactly their
+    /// centre, and full and deleted ones are not. For tests and debugging.
     pub fn check_invariants(&self) -> Result<()> {
         let mut live = 0usize;
         for (i, e) in self.handles.iter().enumerate() {
@@ -905,11 +908,13 @@ impl InstanceStore {
                 if (sum - c.sum.as_dvec3()).abs().max_element() > tol {
                     return Err(bad("cluster position sum drifted from its members"));
                 }
-                // Moves re-file a cluster in the grid at its next refit; until then it is dirty.
-                let placed = grp.grid.is_placed_at(k as u32, c.centre());
-                let pending = c.dirty && grp.grid.is_linked(k as u32);
-                if !(placed || pending) {
-                    return Err(bad("live cluster not filed in the grid at its centre"));
+                // Every change of a centre or a count re-files the cluster at once.
+                if (c.len as usize) < grp.cap {
+                    if !grp.grid.is_placed_at(k as u32, c.centre()) {
+                        return Err(bad("cluster with room not filed in the grid at its exact centre"));
+                    }
+                } else if grp.grid.is_linked(k as u32) {
+                    return Err(bad("a full cluster is filed in the grid"));
                 }
             }
             if members != grp.live {
@@ -1081,15 +1086,26 @@ fn move_refit_group(grp: &mut Group, r2: f32) {
             for (k, sp) in spheres[..n.div_ceil(4)].iter_mut().enumerate() {
                 let lanes = (n - 4 * k).min(4);
                 // Four members at a time; lanes past the last member repeat lane 0 (they only feed the box).
-                let mut m = [Vec4::ZERO; 4];
-                for (l, m) in m.iter_mut().enumerate() {
-                    let i = 4 * k + if l < lanes { l } else { 0 };
-                    // The same operations as `Group::refresh_sphere`.
-                    *m = (pos[i] + offset[i].truncate()).extend(offset[i].w);
-                    if l < lanes {
-                        sum += pos[i];
+                // The same operations as `Group::refresh_sphere`, and the sum in member order.
+                let m: [Vec4; 4] = if lanes == 4 {
+                    // A full quad (all but a cluster's last): no per-lane tests.
+                    let (p, o) = (&pos[4 * k..4 * k + 4], &offset[4 * k..4 * k + 4]);
+                    sum += p[0];
+                    sum += p[1];
+                    sum += p[2];
+                    sum += p[3];
+                    std::array::from_fn(|l| (p[l] + o[l].truncate()).extend(o[l].w))
+                } else {
+                    let mut m = [Vec4::ZERO; 4];
+                    for (l, m) in m.iter_mut().enumerate() {
+                        let i = 4 * k + if l < lanes { l } else { 0 };
+                        *m = (pos[i] + offset[i].truncate()).extend(offset[i].w);
+                        if l < lanes {
+                            sum += pos[i];
+                        }
                     }
-                }
+                    m
+                };
                 let t = glam::Mat4::from_cols(m[0], m[1], m[2], m[3]).transpose();
                 let (x, y, z, r) = (t.x_axis, t.y_axis, t.z_axis, t.w_axis);
                 if lanes == 4 {

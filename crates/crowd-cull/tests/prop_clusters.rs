@@ -1,13 +1,14 @@
 //! Random sequences of adds, removes, moves, animation changes, bulk operations and maintenance, run against
 //! a plain model (a map from handle to description). After every step the store's structural invariants hold
 //! (every live instance is in exactly one cluster of its group, boxes hold their members' spheres, ...), and
-//! every live handle reads exactly the model's data; stale handles are errors.
+//! every live handle reads exactly the model's data; stale handles are errors. Every single add joins the
+//! cluster that the plain scan of `reference::join_cluster_reference` picks.
 
 mod common;
 
 use std::collections::HashMap;
 
-use crowd_cull::{AnimState, Error, GroupId, Handle, InstanceDesc, InstanceStore, MaintainBudget};
+use crowd_cull::{AnimState, Error, GroupId, Handle, InstanceDesc, InstanceStore, MaintainBudget, reference};
 use glam::{Quat, Vec3, Vec4};
 use proptest::prelude::*;
 
@@ -122,7 +123,14 @@ fn run(ops: Vec<Op>, capacity: u32) -> Result<(), TestCaseError> {
     for op in ops {
         match op {
             Op::Add(d) => {
+                // The grid query finds the cluster the plain scan finds, or both start a new one.
+                let want = reference::join_cluster_reference(&store, g, d.position);
                 let h = store.add(g, &d).expect("a valid add");
+                let slot = store.get(h).expect("live").slot;
+                match want {
+                    Some(k) => prop_assert_eq!(slot / capacity, k, "joined another cluster than the scan's"),
+                    None => prop_assert_eq!(slot % capacity, 0, "joined a cluster where the scan starts one"),
+                }
                 model.live.push(h);
                 model.descs.insert(h, d);
             }

@@ -68,6 +68,67 @@ pub trait PaletteFormat: bytemuck::Pod + Send + Sync {
         }
         acc
     }
+
+    /// Floats of format-specific data per pose that [`FlattenCache`] holds for this format beside the skinning
+    /// rows, for a skin of `skin_joints` joints; [`PaletteFormat::prepare_cached`] fills them. At most
+    /// [`cache_aux_floats`] for the same skin (what [`FlattenCache::new`] reserves). Default: none.
+    fn cached_floats(skin_joints: usize) -> usize {
+        let _ = skin_joints;
+        0
+    }
+
+    /// Fills this format's per-pose data (`aux`, [`PaletteFormat::cached_floats`] long) from the pose's finite
+    /// skinning rows, once per pose and frame, before any palette reads it. Default: nothing.
+    #[inline(always)]
+    fn prepare_cached(rows: &[[Vec4; 3]], aux: &mut [f32]) {
+        let _ = (rows, aux);
+    }
+
+    /// Encodes one palette from a cached pose, with the instance transform `t` folded in front of every entry
+    /// (`None` keeps model space, origin zero); returns the poison sum of the values it checked (NaN when any was
+    /// not finite). With `t` given, relative formats ([`PaletteFormat::RELATIVE`]) store translations relative to
+    /// `t`'s translation, the others absolute ones.
+    ///
+    /// The default folds the cached rows entry by entry through [`PaletteFormat::encode_each`]; the f16 formats
+    /// override it with SIMD kernels where the CPU has them (see [`crate::Mat3x4F16`] and [`crate::QtF16`]).
+    #[inline(always)]
+    fn encode_cached(pose: CachedPose<'_>, t: Option<&Affine3A>, out: &mut [Self], stream: bool) -> Vec4 {
+        match t {
+            None => copy_rows(pose.rows, out, stream),
+            Some(t) => fold_rows(t, pose.rows, out, stream),
+        }
+    }
+
+    /// Encodes a run of palettes from the cache (one rayon task of [`FlattenJob`], up to [`FLATTEN_CHUNK`]):
+    /// palette `i` of `out` (`skin_joints` entries each) reads `pose(i)`, folded by `transforms[i]` when
+    /// `transforms` is not empty (it then has one transform per palette). Returns the poison sum. The default calls
+    /// [`PaletteFormat::encode_cached`] palette by palette; [`crate::QtF16`] overrides it to decompose four
+    /// instance transforms at a time.
+    #[inline(always)]
+    fn encode_cached_run<'a>(
+        out: &mut [Self],
+        skin_joints: usize,
+        pose: impl Fn(usize) -> CachedPose<'a>,
+        transforms: &[Affine3A],
+        stream: bool,
+    ) -> Vec4 {
+        let mut acc = Vec4::ZERO;
+        for (i, palette) in out.chunks_exact_mut(skin_joints).enumerate() {
+            acc += Self::encode_cached(pose(i), transforms.get(i), palette, stream);
+        }
+        acc
+    }
+}
+
+/// One pose of a [`FlattenCache`], as [`PaletteFormat::encode_cached`] reads it.
+#[derive(Clone, Copy, Debug)]
+pub struct CachedPose<'a> {
+    /// The skinning matrices of the pose's skin joints, as rows with the translation in `w`.
+    pub rows: &'a [[Vec4; 3]],
+    /// The format's own per-pose data ([`PaletteFormat::cached_floats`] long).
+    pub aux: &'a [f32],
+    /// The largest absolute value among `rows`' elements (translations included).
+    pub max_abs: f32,
 }
 
 impl PaletteFormat for PaletteEntry {
@@ -98,7 +159,7 @@ impl PaletteFormat for PaletteEntry {
     #[inline(always)]
     fn stream_rows(rows: &[Vec4; 3], _origin: Vec3A, out: &mut Self) {
         #[cfg(target_arch = "x86_64")]
-        if (out as *mut Self as usize) % 16 == 0 {
+        if (out as *mut Self as usize).is_multiple_of(16) {
             stream::entry(rows, out);
             return;
         }
@@ -123,7 +184,7 @@ mod stream {
     #[inline(always)]
     pub(super) fn entry(rows: &[Vec4; 3], out: &mut PaletteEntry) {
         let p = (out as *mut PaletteEntry).cast::<f32>();
-        debug_assert!(p as usize % 16 == 0, "the caller checks the alignment");
+        debug_assert!((p as usize).is_multiple_of(16), "the caller checks the alignment");
         // SAFETY: `p` points to the 48 writable bytes of `*out` (a `&mut`, so no one else reads them until it is
         // released), is 16-byte aligned as `_mm_stream_ps` requires (checked by the caller), and every load reads
         // the 16 bytes of one `Vec4`. SSE is part of the x86-64 baseline.
@@ -239,28 +300,40 @@ impl PaletteBinding {
     }
 }
 
-/// Scratch for [`FlattenJob`]s that share poses between palettes: the skinning matrices of every pose, in row form.
+/// The most floats of format-specific data per pose that any built-in format keeps in a [`FlattenCache`]
+/// ([`PaletteFormat::cached_floats`]) for a skin of `skin_joints` joints: [`crate::QtF16`]'s decomposed joints.
+pub fn cache_aux_floats(skin_joints: usize) -> usize {
+    crate::formats::qt_cached_floats(skin_joints)
+}
+
+/// Scratch for [`FlattenJob`]s that share poses between palettes: the skinning matrices of every pose, in row form,
+/// their largest absolute value, and per-format data derived from them ([`PaletteFormat::prepare_cached`]).
 ///
 /// Sized at setup for a maximum number of poses; the job never grows it.
 #[derive(Clone, Debug, Default)]
 pub struct FlattenCache {
     rows: Vec<[Vec4; 3]>,
+    aux: Vec<f32>,
+    max_abs: Vec<f32>,
 }
 
 impl FlattenCache {
     /// A cache for up to `max_poses` poses of `binding`'s skeleton.
     pub fn new(binding: &PaletteBinding, max_poses: usize) -> Self {
+        let s = binding.skin_joint_count();
         Self {
-            rows: vec![[Vec4::ZERO; 3]; max_poses * binding.skin_joint_count()],
+            rows: vec![[Vec4::ZERO; 3]; max_poses * s],
+            aux: vec![0.0; max_poses * cache_aux_floats(s)],
+            max_abs: vec![0.0; max_poses],
         }
     }
 
     /// How many poses of `binding`'s skeleton the cache holds.
     pub fn capacity(&self, binding: &PaletteBinding) -> usize {
-        self.rows
-            .len()
-            .checked_div(binding.skin_joint_count())
-            .unwrap_or(usize::MAX)
+        let s = binding.skin_joint_count();
+        let rows = self.rows.len().checked_div(s).unwrap_or(usize::MAX);
+        let aux = self.aux.len().checked_div(cache_aux_floats(s)).unwrap_or(usize::MAX);
+        rows.min(aux).min(self.max_abs.len())
     }
 }
 
@@ -284,6 +357,12 @@ impl FlattenCache {
 /// - `transforms` is empty or has one entry per palette;
 /// - `output` has at least `palettes × S` entries (surplus entries are untouched);
 /// - with `pose_of` given, `cache` holds at least `poses.len() / J` poses; `run` also checks every `pose_of[i]`.
+///
+/// **Formats.** The f16 formats encode shared poses through [`PaletteFormat::encode_cached`], with AVX + F16C
+/// kernels where the CPU has them: [`crate::Mat3x4F16`] gives the same bits as the portable path, and
+/// [`crate::QtF16`] composes the instance transform with each pose joint's cached decomposition
+/// (`q_T ⊗ q_S`, which for similarity transforms equals decomposing the product up to f32 rounding; instance
+/// transforms must then be similarities too, as the crowd store's position, rotation and uniform scale are).
 ///
 /// `run` reports the first non-finite input or result it finds ([`Error::NonFinite`]); `output` is then written
 /// but unspecified.
@@ -324,7 +403,7 @@ impl<F: PaletteFormat> FlattenJob<'_, F> {
     /// [`Error::BufferSize`] naming the argument at fault.
     pub fn validate(&self) -> Result<()> {
         let j = self.binding.joint_count;
-        if j == 0 || self.poses.len() % j != 0 {
+        if j == 0 || !self.poses.len().is_multiple_of(j) {
             return Err(Error::BufferSize {
                 what: "model-space poses (a whole number of poses of the skeleton's joints)",
                 expected: self.poses.len().div_ceil(j.max(1)) * j.max(1),
@@ -347,11 +426,12 @@ impl<F: PaletteFormat> FlattenJob<'_, F> {
                 actual: self.output.len(),
             });
         }
-        if !self.pose_of.is_empty() && self.cache.rows.len() < self.poses.len() / j * self.binding.skin_joint_count() {
+        let poses = self.poses.len() / j;
+        if !self.pose_of.is_empty() && self.cache.capacity(self.binding) < poses {
             return Err(Error::BufferSize {
-                what: "flatten cache (skinning matrices of every pose)",
-                expected: self.poses.len() / j * self.binding.skin_joint_count(),
-                actual: self.cache.rows.len(),
+                what: "flatten cache (poses it holds; make it with FlattenCache::new for this skin)",
+                expected: poses,
+                actual: self.cache.capacity(self.binding),
             });
         }
         Ok(())
@@ -398,21 +478,57 @@ impl<F: PaletteFormat> FlattenJob<'_, F> {
                 }
             })
         } else {
-            let cache = &mut self.cache.rows[..pose_count * s];
-            let cached = for_each_palette(cache, s, false, |p, rows| {
-                skin_rows_into(binding, &poses[p * j..(p + 1) * j], rows)
-            });
-            let cache = &*cache;
-            let pose_of = self.pose_of;
-            cached
-                && for_each_palette(output, s, fence, |p, palette| {
-                    let pose = pose_of[p] as usize;
-                    let rows = &cache[pose * s..(pose + 1) * s];
-                    match transforms.get(p) {
-                        None => copy_rows(rows, palette, stream),
-                        Some(t) => fold_rows(t, rows, palette, stream),
+            let aux_len = F::cached_floats(s);
+            let cache = &mut *self.cache;
+            let rows = &mut cache.rows[..pose_count * s];
+            let aux = &mut cache.aux[..pose_count * cache_aux_floats(s)];
+            let max_abs = &mut cache.max_abs[..pose_count];
+            let cached = rows
+                .par_chunks_mut(s)
+                .zip(aux.par_chunks_mut(cache_aux_floats(s)))
+                .zip(max_abs.par_iter_mut())
+                .enumerate()
+                .with_min_len(4)
+                .map(|(p, ((rows, aux), max_abs))| {
+                    let acc = skin_rows_into(binding, &poses[p * j..(p + 1) * j], rows);
+                    *max_abs = max_abs_of(rows);
+                    if acc == Vec4::ZERO {
+                        F::prepare_cached(rows, &mut aux[..aux_len]);
                     }
+                    acc
                 })
+                .reduce(|| Vec4::ZERO, |a, b| a + b)
+                .is_finite();
+            let (rows, aux, max_abs) = (&*rows, &*aux, &*max_abs);
+            let aux_stride = cache_aux_floats(s);
+            let pose_of = self.pose_of;
+            let pose = |p: usize| {
+                let pose = pose_of[p] as usize;
+                CachedPose {
+                    rows: &rows[pose * s..(pose + 1) * s],
+                    aux: &aux[pose * aux_stride..][..aux_len],
+                    max_abs: max_abs[pose],
+                }
+            };
+            cached
+                && output
+                    .par_chunks_mut(FLATTEN_CHUNK * s)
+                    .enumerate()
+                    .map(|(c, chunk)| {
+                        let first = c * FLATTEN_CHUNK;
+                        let n = chunk.len() / s;
+                        let ts = transforms.get(first..first + n).unwrap_or(&[]);
+                        // The f16 formats never read the translations of `ts` (they are their origins): check them
+                        // here.
+                        let origins = ts.iter().fold(Vec4::ZERO, |a, t| a + poison(t.translation.extend(0.0)));
+                        let acc = F::encode_cached_run(chunk, s, |i| pose(first + i), ts, stream);
+                        if fence {
+                            stream_fence();
+                        }
+                        acc + origins
+                    })
+                    .reduce(|| Vec4::ZERO, |a, b| a + b)
+                    .is_finite()
         };
         if ok { Ok(()) } else { Err(self.first_non_finite()) }
     }
@@ -493,6 +609,15 @@ pub(crate) fn poison(v: Vec4) -> Vec4 {
     v * 0.0
 }
 
+/// The largest absolute value among the elements of `rows`; meaningful for finite rows only (the poison sum
+/// reports the others, and the job then encodes nothing from the cache).
+#[inline]
+fn max_abs_of(rows: &[[Vec4; 3]]) -> f32 {
+    rows.iter()
+        .fold(Vec4::ZERO, |m, r| m.max(r[0].abs()).max(r[1].abs()).max(r[2].abs()))
+        .max_element()
+}
+
 /// The rows of `m × ibm`, given the rows of `ibm`: row `r` is `Σₖ m[r][k] · ibm_row_k + (0, 0, 0, m[r][3])`.
 /// This needs one splat per element of `m` (12), 9 multiplies and 9 adds, and no transpose.
 #[inline(always)]
@@ -560,14 +685,14 @@ fn skin_rows_into(binding: &PaletteBinding, pose: &[Affine3A], rows: &mut [[Vec4
 
 /// Encodes cached rows as they are (no instance transform, origin zero).
 #[inline(always)]
-fn copy_rows<F: PaletteFormat>(rows: &[[Vec4; 3]], out: &mut [F], stream: bool) -> Vec4 {
+pub(crate) fn copy_rows<F: PaletteFormat>(rows: &[[Vec4; 3]], out: &mut [F], stream: bool) -> Vec4 {
     let rows = &rows[..out.len()];
     emit(out, Vec3A::ZERO, stream, |k| rows[k])
 }
 
 /// Encodes cached rows with the instance transform `t` folded in; returns their poison sum.
 #[inline(always)]
-fn fold_rows<F: PaletteFormat>(t: &Affine3A, rows: &[[Vec4; 3]], out: &mut [F], stream: bool) -> Vec4 {
+pub(crate) fn fold_rows<F: PaletteFormat>(t: &Affine3A, rows: &[[Vec4; 3]], out: &mut [F], stream: bool) -> Vec4 {
     let fold = Fold::new(t);
     let rows = &rows[..out.len()];
     if F::RELATIVE {

@@ -57,7 +57,9 @@ pub use dirty::{
 };
 pub use error::{Error, Result};
 pub use exchange::{ExchangeStats, FrameExchange, FramePacket, MAX_FRAME_PACKETS, Overrun, ReadGuard, WriteGuard};
-pub use flatten::{FLATTEN_CHUNK, FlattenCache, FlattenJob, PaletteBinding, PaletteFormat};
+pub use flatten::{
+    CachedPose, FLATTEN_CHUNK, FlattenCache, FlattenJob, PaletteBinding, PaletteFormat, cache_aux_floats,
+};
 pub use formats::{
     F16_MAX, F16Format, F16Kind, Mat3x4F16, QT_F16_SCALE_TOLERANCE, QtF16, VertexError, VertexErrorScratch,
     check_palette, check_uniform_scale, choose_f16_format, decode_palette, f16_bits_to_f32, f16_vertex_error,

@@ -72,7 +72,7 @@ struct Case {
 
 fn case_strategy(uniform: bool, max_world: f32) -> impl Strategy<Value = Case> {
     (
-        1usize..9,
+        1usize..20,
         1usize..5,
         0usize..3 * FLATTEN_CHUNK,
         any::<bool>(),
@@ -280,9 +280,9 @@ fn validity_rules() {
             4,
             true,
             Some(Error::BufferSize {
-                what: "flatten cache (skinning matrices of every pose)",
-                expected: 4,
-                actual: 2,
+                what: "flatten cache (poses it holds; make it with FlattenCache::new for this skin)",
+                expected: 2,
+                actual: 1,
             }),
         ),
     ];
@@ -387,6 +387,73 @@ fn non_finite_inputs_name_the_pose_and_joint() {
         joint: Some(2),
     };
     assert_eq!(e.to_string(), "model-space pose 1, joint 2: not finite");
+}
+
+/// The f16 formats' cached paths (SIMD kernels where the CPU has them) report a non-finite instance transform,
+/// linear part or translation, and a product that overflows; and finite values past the f16 range are clamped to
+/// ±65504 as `encode` does, never written as infinity.
+fn f16_cached_edges<F: F16Format + std::fmt::Debug>() {
+    let (s, pose) = small();
+    let binding = PaletteBinding::new(&s).expect("binds");
+    let mut cache = FlattenCache::new(&binding, 1);
+    let mut out = vec![F::zeroed(); 6];
+    let good = affine(Vec3::splat(2.0), Vec3::Y, 0.7, Vec3::new(5.0, 0.0, -3.0));
+    let mut run = |pose: &[Affine3A], transforms: &[Affine3A], out: &mut [F]| {
+        FlattenJob {
+            binding: &binding,
+            poses: pose,
+            pose_of: &[0, 0, 0],
+            transforms,
+            cache: &mut cache,
+            output: out,
+            streaming: true,
+        }
+        .run()
+    };
+    let mut nan_linear = good;
+    nan_linear.matrix3.y_axis.z = f32::NAN;
+    let mut inf_translation = good;
+    inf_translation.translation.x = f32::INFINITY;
+    for bad in [nan_linear, inf_translation] {
+        let result = run(&pose, &[good, bad, good], &mut out);
+        assert_eq!(
+            result,
+            Err(Error::NonFinite {
+                what: "instance transform of palette",
+                index: 1,
+                joint: None
+            }),
+            "{} {bad:?}",
+            F::NAME
+        );
+    }
+    let huge = Affine3A::from_scale(Vec3::splat(1e30));
+    let result = run(&[huge; 3], &[good, huge, good], &mut out);
+    assert!(
+        matches!(result, Err(Error::NonFinite { what, index: 1, joint: Some(_) }) if what.contains("overflowed")),
+        "{} {result:?}",
+        F::NAME
+    );
+    // An offset of 1e5 from the instance origin is past f16's range: clamped, not infinite, not an error.
+    let far = [Affine3A::from_translation(Vec3::new(1e5, -1e5, 3.0)); 3];
+    run(&far, &[Affine3A::IDENTITY; 3], &mut out).expect("finite values are clamped");
+    for (i, e) in out.iter().enumerate() {
+        let m = e.decode(Vec3A::ZERO);
+        let want = skin_pack::F16_MAX;
+        assert!(m.is_finite(), "{} entry {i}: {m:?}", F::NAME);
+        assert_eq!(
+            (m.translation.x, m.translation.y),
+            (want, -want),
+            "{} entry {i}",
+            F::NAME
+        );
+    }
+}
+
+#[test]
+fn f16_cached_paths_report_non_finite_and_clamp() {
+    f16_cached_edges::<Mat3x4F16>();
+    f16_cached_edges::<QtF16>();
 }
 
 #[test]

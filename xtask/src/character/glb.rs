@@ -47,7 +47,7 @@ struct Layout {
 impl Bin {
     /// Appends `bytes` as a new buffer view at a 4-byte aligned offset and returns its index.
     fn view(&mut self, bytes: &[u8], target: Option<u32>) -> usize {
-        while self.data.len() % 4 != 0 {
+        while !self.data.len().is_multiple_of(4) {
             self.data.push(0);
         }
         let mut view = json!({ "buffer": 0, "byteOffset": self.data.len(), "byteLength": bytes.len() });

@@ -152,7 +152,7 @@ fn check_output(src: &Source<'_>, object: &str, sampler: &Sampler<'_>, path: Glt
     };
     let keys = sampler.input.count;
     let count_ok = match path {
-        GltfProperty::MorphTargetWeights => out.count % (keys * per_key) == 0 && out.count > 0,
+        GltfProperty::MorphTargetWeights => out.count.is_multiple_of(keys * per_key) && out.count > 0,
         _ => out.count == keys * per_key,
     };
     if !count_ok {

@@ -13,7 +13,7 @@ pub(super) struct DocBuilder {
 impl DocBuilder {
     /// Appends `bytes` as a new buffer view (4-byte aligned) and returns its index.
     fn view(&mut self, bytes: &[u8]) -> usize {
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
         self.views.push(format!(
@@ -85,7 +85,7 @@ impl DocBuilder {
         if self.bin.is_empty() {
             self.bin.push(0);
         }
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
         let data = base64::engine::general_purpose::STANDARD.encode(&self.bin);

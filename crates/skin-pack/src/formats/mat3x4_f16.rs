@@ -4,11 +4,12 @@ use bytemuck::{Pod, Zeroable};
 use glam::{Affine3A, Vec3A, Vec4};
 
 use super::batch::encode_halves;
+use super::qt_f16::FOLD_SAFE_MAX;
 use super::{
     A, F16_MAX, F16Format, U, check_finite, check_range, evaluation_bound, frobenius, halves_from_f32, pack,
     translation_bound, translation_vertex_bound, unpack_halves, unpack2x16float, up,
 };
-use crate::flatten::poison;
+use crate::flatten::{CachedPose, poison};
 use crate::{PaletteFormat, Result};
 
 /// A 3×4 affine skinning matrix as twelve f16 values in six `u32`s, 24 B (half of `PaletteEntry`).
@@ -75,6 +76,30 @@ impl PaletteFormat for Mat3x4F16 {
             [0, 1, 2].map(|i| (r[i] - shift[i]).max(lo).min(hi))
         });
         acc
+    }
+
+    /// AVX and F16C, two joints at a time, when the CPU has them and no value can leave the f16 range
+    /// (`‖L_T‖∞ · max|S| ≤ 65000`, which also excludes non-finite transforms): the same products in the same
+    /// order as the portable path, so the same bits, without its per-value clamp and poison. Otherwise the portable
+    /// path.
+    fn encode_cached(pose: CachedPose<'_>, t: Option<&Affine3A>, out: &mut [Self], stream: bool) -> Vec4 {
+        #[cfg(target_arch = "x86_64")]
+        if super::fold_simd::available() {
+            let e = t.map(|t| {
+                let c = &t.matrix3;
+                [0, 1, 2].map(|r| [c.x_axis[r], c.y_axis[r], c.z_axis[r]])
+            });
+            let grow = e.map_or(1.0, |e| super::qt_f16::norm_inf(&e));
+            // False for NaN: a non-finite transform takes the portable path, whose poison reports it.
+            if grow * pose.max_abs <= FOLD_SAFE_MAX {
+                super::fold_simd::mat3x4(e.as_ref(), pose.rows, out, stream);
+                return Vec4::ZERO;
+            }
+        }
+        match t {
+            None => crate::flatten::copy_rows(pose.rows, out, stream),
+            Some(t) => crate::flatten::fold_rows(t, pose.rows, out, stream),
+        }
     }
 }
 

@@ -56,6 +56,8 @@
 //! that flushes f16 subnormals would add up to `2⁻¹⁴` (6.1e-5) per element instead of `2⁻²⁵`.
 
 mod batch;
+#[cfg(target_arch = "x86_64")]
+mod fold_simd;
 mod mat3x4_f16;
 mod qt_f16;
 mod uniform_scale;
@@ -69,6 +71,7 @@ use crate::{Error, PaletteFormat, Result};
 
 pub use mat3x4_f16::Mat3x4F16;
 pub use qt_f16::QtF16;
+pub(crate) use qt_f16::qt_cached_floats;
 pub use uniform_scale::{F16Kind, QT_F16_SCALE_TOLERANCE, check_uniform_scale, choose_f16_format};
 pub use vertex_error::{VertexError, VertexErrorScratch, f16_vertex_error};
 

@@ -8,7 +8,7 @@ use super::{
     A, F16_MAX, F16Format, QT_F16_SCALE_TOLERANCE, U, check_finite, check_range, evaluation_bound, halves_from_f32,
     pack, translation_bound, translation_vertex_bound, unpack_halves, unpack2x16float, up,
 };
-use crate::flatten::poison;
+use crate::flatten::{CachedPose, poison};
 use crate::{Error, PaletteFormat, Result};
 
 /// A similarity transform (rotation, uniform scale, translation) as eight f16 values in four `u32`s, 16 B.
@@ -47,48 +47,133 @@ const _: () = assert!(align_of::<QtF16>() == 4);
 /// any matrix whose columns have a mean squared length of 1, so there is no square root of a negative number and
 /// `|q| ≥ 1/2`); `q` is unit up to f32 rounding for a rotation and is not renormalised, since the decoder
 /// normalises. A zero matrix gives `s = 0` and a half-turn quaternion.
+///
+/// This is [`decompose_lanes`] on `f32`; the cache prepares four joints at once with it on `Vec4`, and the two give
+/// the same bits (the same IEEE operations in the same order, lane by lane).
 #[inline(always)]
 fn decompose(l: &Mat3A) -> (Vec4, f32) {
-    let (a, b, c) = (l.x_axis, l.y_axis, l.z_axis);
-    let mean_sq = (a.length_squared() + b.length_squared() + c.length_squared()) * (1.0 / 3.0);
-    let det = a.dot(b.cross(c));
+    let cols = [l.x_axis, l.y_axis, l.z_axis].map(|c| [c.x, c.y, c.z]);
+    let (q, s) = decompose_lanes(&cols);
+    (Vec4::from_array(q), s)
+}
+
+/// A number or a vector of lanes that [`decompose_lanes`] computes with: lane-wise IEEE arithmetic and selects.
+trait Lane:
+    Copy
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Neg<Output = Self>
+{
+    /// The lane mask of a comparison.
+    type Mask: Copy;
+    fn splat(x: f32) -> Self;
+    fn sqrt(self) -> Self;
+    fn lt(self, x: f32) -> Self::Mask;
+    fn gt(self, x: f32) -> Self::Mask;
+    fn le(self, x: f32) -> Self::Mask;
+    /// `a` where `mask` is set, `b` elsewhere.
+    fn select(mask: Self::Mask, a: Self, b: Self) -> Self;
+}
+
+impl Lane for f32 {
+    type Mask = bool;
+    #[inline(always)]
+    fn splat(x: f32) -> Self {
+        x
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        f32::sqrt(self)
+    }
+    #[inline(always)]
+    fn lt(self, x: f32) -> bool {
+        self < x
+    }
+    #[inline(always)]
+    fn gt(self, x: f32) -> bool {
+        self > x
+    }
+    #[inline(always)]
+    fn le(self, x: f32) -> bool {
+        self <= x
+    }
+    #[inline(always)]
+    fn select(mask: bool, a: Self, b: Self) -> Self {
+        if mask { a } else { b }
+    }
+}
+
+impl Lane for Vec4 {
+    type Mask = glam::BVec4A;
+    #[inline(always)]
+    fn splat(x: f32) -> Self {
+        Vec4::splat(x)
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        Vec4::sqrt(self)
+    }
+    #[inline(always)]
+    fn lt(self, x: f32) -> Self::Mask {
+        self.cmplt(Vec4::splat(x))
+    }
+    #[inline(always)]
+    fn gt(self, x: f32) -> Self::Mask {
+        self.cmpgt(Vec4::splat(x))
+    }
+    #[inline(always)]
+    fn le(self, x: f32) -> Self::Mask {
+        self.cmple(Vec4::splat(x))
+    }
+    #[inline(always)]
+    fn select(mask: Self::Mask, a: Self, b: Self) -> Self {
+        Vec4::select(mask, a, b)
+    }
+}
+
+/// [`decompose`] lane by lane: `cols[c][r]` holds element (row r, column c). Returns `([qx, qy, qz, qw], s)`.
+#[inline(always)]
+fn decompose_lanes<L: Lane>(cols: &[[L; 3]; 3]) -> ([L; 4], L) {
+    let [a, b, c] = cols;
+    let len2 = |v: &[L; 3]| (v[0] * v[0] + v[1] * v[1]) + v[2] * v[2];
+    let mean_sq = (len2(a) + len2(b) + len2(c)) * L::splat(1.0 / 3.0);
+    let cross = [
+        b[1] * c[2] - b[2] * c[1],
+        b[2] * c[0] - b[0] * c[2],
+        b[0] * c[1] - b[1] * c[0],
+    ];
+    let det = (a[0] * cross[0] + a[1] * cross[1]) + a[2] * cross[2];
     let s_abs = mean_sq.sqrt();
-    let s = if det < 0.0 { -s_abs } else { s_abs };
-    let inv = if s_abs > 0.0 { 1.0 / s } else { 0.0 };
-    let (a, b, c) = (a * inv, b * inv, c * inv);
-    // Shepperd's method as in DirectXMath's XMQuaternionRotationMatrix (columns a, b, c).
-    let (m00, m01, m02) = (a.x, a.y, a.z);
-    let (m10, m11, m12) = (b.x, b.y, b.z);
-    let (m20, m21, m22) = (c.x, c.y, c.z);
-    let q = if m22 <= 0.0 {
-        let dif10 = m11 - m00;
-        let omm22 = 1.0 - m22;
-        if dif10 <= 0.0 {
-            let f = omm22 - dif10;
-            let k = 0.5 / f.sqrt();
-            Vec4::new(f * k, (m01 + m10) * k, (m02 + m20) * k, (m12 - m21) * k)
-        } else {
-            let f = omm22 + dif10;
-            let k = 0.5 / f.sqrt();
-            Vec4::new((m01 + m10) * k, f * k, (m12 + m21) * k, (m20 - m02) * k)
-        }
-    } else {
-        let sum10 = m11 + m00;
-        let opm22 = 1.0 + m22;
-        if sum10 <= 0.0 {
-            let f = opm22 - sum10;
-            let k = 0.5 / f.sqrt();
-            Vec4::new((m02 + m20) * k, (m12 + m21) * k, f * k, (m01 - m10) * k)
-        } else {
-            let f = opm22 + sum10;
-            let k = 0.5 / f.sqrt();
-            Vec4::new((m12 - m21) * k, (m20 - m02) * k, (m01 - m10) * k, f * k)
-        }
-    };
+    let s = L::select(det.lt(0.0), -s_abs, s_abs);
+    let inv = L::select(s_abs.gt(0.0), L::splat(1.0) / s, L::splat(0.0));
+    // Shepperd's method as in DirectXMath's XMQuaternionRotationMatrix (columns a, b, c), with the four branches
+    // evaluated side by side and chosen by selects: the choice depends on the rotation, which varies from joint to
+    // joint, so branches would mispredict about half the time (and lanes may take different ones).
+    let (m00, m01, m02) = (a[0] * inv, a[1] * inv, a[2] * inv);
+    let (m10, m11, m12) = (b[0] * inv, b[1] * inv, b[2] * inv);
+    let (m20, m21, m22) = (c[0] * inv, c[1] * inv, c[2] * inv);
+    let (dif10, sum10) = (m11 - m00, m11 + m00);
+    let (omm22, opm22) = (L::splat(1.0) - m22, L::splat(1.0) + m22);
+    let (p01, p02, p12) = (m01 + m10, m02 + m20, m12 + m21);
+    let (d12, d20, d01) = (m12 - m21, m20 - m02, m01 - m10);
+    let (fx, fy, fz, fw) = (omm22 - dif10, omm22 + dif10, opm22 - sum10, opm22 + sum10);
+    let (low, x, z) = (m22.le(0.0), dif10.le(0.0), sum10.le(0.0));
+    // Branch x: (f, p01, p02, d12); y: (p01, f, p12, d20); z: (p02, p12, f, d01); w: (d12, d20, d01, f).
+    let pick = |bx: L, by: L, bz: L, bw: L| L::select(low, L::select(x, bx, by), L::select(z, bz, bw));
+    let f = pick(fx, fy, fz, fw);
+    let k = L::splat(0.5) / f.sqrt();
+    let q = [
+        pick(fx, p01, p02, d12) * k,
+        pick(p01, fy, p12, d20) * k,
+        pick(p02, p12, fz, d01) * k,
+        pick(d12, d20, d01, fw) * k,
+    ];
     // No normalisation: for a rotation the result is unit up to f32 rounding, its largest component is
     // `sqrt(f) / 2 ≥ 1/2` in any case, and the decoder normalises (the bound needs only `|q| ≥ 1/2`).
-    let q = if q.w < 0.0 { -q } else { q };
-    (q, s)
+    let flip = q[3].lt(0.0);
+    (q.map(|c| L::select(flip, -c, c)), s)
 }
 
 impl QtF16 {
@@ -153,6 +238,148 @@ fn residual(l: &Mat3A) -> (f64, f32) {
     (rho, s)
 }
 
+/// Joints per structure-of-arrays block of the [`QtF16`] flatten cache.
+pub(crate) const QT_BLOCK: usize = 16;
+
+/// Floats per block: sixteen lanes each of `qx, qy, qz, qw, tx, ty, tz, s`, component after component; within a
+/// component the block's even joints come first, then its odd joints (see [`qt_lane`]), so that the kernel's
+/// transpose leaves joints `2j` and `2j + 1` side by side in one 256-bit register.
+pub(crate) const QT_BLOCK_FLOATS: usize = 8 * QT_BLOCK;
+
+/// The lane of joint `k` within its block's components: even joints in lanes 0..8, odd ones in 8..16.
+#[inline(always)]
+pub(crate) fn qt_lane(k: usize) -> usize {
+    (k % 2) * (QT_BLOCK / 2) + (k % QT_BLOCK) / 2
+}
+
+/// Floats before the blocks in a pose's cached data: `[max |tᵢ|, max |s|]`, padded to a block row.
+const QT_HEADER: usize = 8;
+
+/// The floats of [`QtF16`]'s per-pose flatten cache for a skin of `skin_joints` joints: a header and one block per
+/// 16 joints, the last one padded.
+pub(crate) fn qt_cached_floats(skin_joints: usize) -> usize {
+    QT_HEADER + skin_joints.div_ceil(QT_BLOCK) * QT_BLOCK_FLOATS
+}
+
+/// Instance values that fold safely: a translation or scale whose bound (below) stays under this never overflows
+/// f16 after f32 rounding (which adds a relative `4·2⁻²⁴` at most), so no clamp is needed.
+pub(crate) const FOLD_SAFE_MAX: f32 = 65_000.0;
+
+/// An instance transform `T`, decomposed once per palette to fold it into cached [`QtF16`] joints:
+/// `q = q_T ⊗ q_S` (as the rows of the left-multiplication matrix of `q_T`), `d = L_T · t_S` (relative to `T`'s
+/// translation) and `s = s_T · s_S`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct QtFold {
+    /// Row `i` gives component `i` of `q_T ⊗ q` from `(qx, qy, qz, qw)`.
+    pub(crate) q: [[f32; 4]; 4],
+    /// `L_T` by rows.
+    pub(crate) l: [[f32; 3]; 3],
+    /// `s_T`.
+    pub(crate) s: f32,
+    /// `max_r Σ_c |L_T[r][c]|` (NaN when `L_T` has a NaN): a translation grows by at most this factor.
+    pub(crate) norm: f32,
+}
+
+impl QtFold {
+    /// The identity fold (used only to fill the kernel's unused argument).
+    pub(crate) const IDENTITY: Self = Self {
+        q: [
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0, 0.0],
+            [0.0, 0.0, 0.0, 1.0],
+        ],
+        l: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+        s: 1.0,
+        norm: 1.0,
+    };
+
+    /// Decomposes `t`'s linear part as the encoder does (`L_T ≈ s_T·R(q_T)`).
+    pub(crate) fn new(t: &Affine3A) -> Self {
+        let (p, s) = decompose(&t.matrix3);
+        Self::from_parts([p.x, p.y, p.z, p.w], s, &t.matrix3)
+    }
+
+    /// The fold of the decomposition `(q_T, s_T)` of `l`.
+    #[inline(always)]
+    fn from_parts([x, y, z, w]: [f32; 4], s: f32, l: &Mat3A) -> Self {
+        let l = [0, 1, 2].map(|r| [l.x_axis[r], l.y_axis[r], l.z_axis[r]]);
+        Self {
+            // The Hamilton product p ⊗ q by components of q = (qx, qy, qz, qw).
+            q: [[w, -z, y, x], [z, w, -x, y], [-y, x, w, z], [-x, -y, -z, w]],
+            l,
+            s,
+            norm: norm_inf(&l),
+        }
+    }
+
+    /// [`QtFold::new`] of four transforms at once (one [`decompose_lanes`] on `Vec4` lanes): the same bits.
+    pub(crate) fn new4(t: [&Affine3A; 4]) -> [Self; 4] {
+        // Column c of the four transforms, transposed: lane i of `cols[c][r]` is transform i's element (r, c).
+        let col = |c: usize| {
+            let v = |i: usize| t[i].matrix3.col(c).extend(0.0);
+            let m = glam::Mat4::from_cols(v(0), v(1), v(2), v(3)).transpose();
+            [m.x_axis, m.y_axis, m.z_axis]
+        };
+        let (q, s) = decompose_lanes(&[col(0), col(1), col(2)]);
+        std::array::from_fn(|i| Self::from_parts([q[0][i], q[1][i], q[2][i], q[3][i]], s[i], &t[i].matrix3))
+    }
+
+    /// The scalar twin of the AVX kernel for one joint: the same products and fused multiply-adds in the same
+    /// order, so the same bits (`f32::mul_add` rounds once, as `vfmadd` does). Returns `[q, (d, s)]` before the f16 clamp.
+    #[inline(always)]
+    pub(crate) fn apply(&self, q: [f32; 4], t: [f32; 3], s: f32) -> [Vec4; 2] {
+        // Fused multiply-adds, innermost first, exactly as the kernel's `vfmadd` chain.
+        let quat = |r: &[f32; 4]| r[3].mul_add(q[3], r[2].mul_add(q[2], r[1].mul_add(q[1], r[0] * q[0])));
+        let rot = |r: &[f32; 3]| r[2].mul_add(t[2], r[1].mul_add(t[1], r[0] * t[0]));
+        let v = Vec4::new(quat(&self.q[0]), quat(&self.q[1]), quat(&self.q[2]), quat(&self.q[3]));
+        // The hemisphere with w ≥ 0, by the sign bit as the kernel does (so −0 flips too).
+        let v = if v.w.is_sign_negative() { -v } else { v };
+        [
+            v,
+            Vec4::new(rot(&self.l[0]), rot(&self.l[1]), rot(&self.l[2]), self.s * s),
+        ]
+    }
+}
+
+/// `max_r Σ_c |m[r][c]|`, the infinity norm of a 3 × 3 matrix given by rows; NaN when any element is NaN (so a
+/// range check `norm · x ≤ limit` fails for it).
+pub(crate) fn norm_inf(m: &[[f32; 3]; 3]) -> f32 {
+    let rows = m.map(|r| r[0].abs() + r[1].abs() + r[2].abs());
+    if rows.iter().any(|x| x.is_nan()) {
+        f32::NAN
+    } else {
+        rows[0].max(rows[1]).max(rows[2])
+    }
+}
+
+/// Reads joint `k`'s cached `(q, t, s)` from the blocks.
+#[inline(always)]
+fn cached_joint(blocks: &[f32], k: usize) -> ([f32; 4], [f32; 3], f32) {
+    let b = &blocks[k / QT_BLOCK * QT_BLOCK_FLOATS..][..QT_BLOCK_FLOATS];
+    let at = |c: usize| b[c * QT_BLOCK + qt_lane(k)];
+    ([at(0), at(1), at(2), at(3)], [at(4), at(5), at(6)], at(7))
+}
+
+/// The portable path of [`QtF16::encode_cached`], also its slow path for out-of-range values: the scalar twin of
+/// the kernel, with the f16 clamp of the offset and scale, and the poison sum of what it computed.
+pub(crate) fn encode_cached_scalar(fold: Option<&QtFold>, blocks: &[f32], out: &mut [QtF16]) -> Vec4 {
+    let lo = Vec4::splat(-F16_MAX);
+    let hi = Vec4::splat(F16_MAX);
+    let mut acc = Vec4::ZERO;
+    let words: &mut [[u32; 2]] = bytemuck::cast_slice_mut(out);
+    encode_halves::<2>(words, |k| {
+        let (q, t, s) = cached_joint(blocks, k);
+        let [q, d] = match fold {
+            Some(f) => f.apply(q, t, s),
+            None => [Vec4::from_array(q), Vec4::new(t[0], t[1], t[2], s)],
+        };
+        acc += poison(q) + poison(d);
+        [q, d.max(lo).min(hi)]
+    });
+    acc
+}
+
 impl PaletteFormat for QtF16 {
     const NAME: &'static str = "QtF16";
 
@@ -196,6 +423,127 @@ impl PaletteFormat for QtF16 {
         });
         acc
     }
+
+    fn cached_floats(skin_joints: usize) -> usize {
+        qt_cached_floats(skin_joints)
+    }
+
+    /// Decomposes every cached joint once per pose (as `encode` does) into structure-of-arrays blocks of eight,
+    /// after a header with the largest translation component and scale.
+    fn prepare_cached(rows: &[[Vec4; 3]], aux: &mut [f32]) {
+        let (header, blocks) = aux.split_at_mut(QT_HEADER);
+        blocks.fill(0.0);
+        let (mut max_t, mut max_s) = (Vec4::ZERO, Vec4::ZERO);
+        // Four joints per decomposition: `first`, `first + 2`, `first + 4`, `first + 6` (`first % 16` is 0, 1, 8
+        // or 9), which sit in four adjacent lanes of one half of a block. Lanes past the skin stay zero.
+        for first in (0..rows.len()).filter(|k| k % 8 < 2) {
+            let joint = |i: usize| rows.get(first + 2 * i);
+            // Row r of the four joints, transposed: element c of row r in lane i is joint i's (r, c); column 3 is
+            // the translation. Joints past the skin are zero matrices (finite, never stored).
+            let row = |r: usize| {
+                let at = |i: usize| joint(i).map_or(Vec4::ZERO, |m| m[r]);
+                glam::Mat4::from_cols(at(0), at(1), at(2), at(3)).transpose()
+            };
+            let (r0, r1, r2) = (row(0), row(1), row(2));
+            let cols = [
+                [r0.x_axis, r1.x_axis, r2.x_axis],
+                [r0.y_axis, r1.y_axis, r2.y_axis],
+                [r0.z_axis, r1.z_axis, r2.z_axis],
+            ];
+            let t = [r0.w_axis, r1.w_axis, r2.w_axis];
+            let (q, s) = decompose_lanes(&cols);
+            max_t = max_t.max(t[0].abs()).max(t[1].abs()).max(t[2].abs());
+            max_s = max_s.max(s.abs());
+            let b = &mut blocks[first / QT_BLOCK * QT_BLOCK_FLOATS..][..QT_BLOCK_FLOATS];
+            for (c, v) in [q[0], q[1], q[2], q[3], t[0], t[1], t[2], s].into_iter().enumerate() {
+                v.write_to_slice(&mut b[c * QT_BLOCK + qt_lane(first)..][..4]);
+            }
+        }
+        header[0] = max_t.max_element();
+        header[1] = max_s.max_element();
+    }
+
+    /// Composes the instance transform with the pose's cached decomposition instead of decomposing every product:
+    /// `q = q_T ⊗ q_S` (hemisphere `w ≥ 0`), `d = L_T · t_S`, `s = s_T · s_S`, with `(q_T, s_T)` and `(q_S, s_S)`
+    /// from the encoder's decomposition. For similarity transforms (this format's precondition, for instance
+    /// transforms too) that is the decomposition of `T × S` up to a few f32 roundings (`< 2⁻²⁰` in the quaternion),
+    /// far inside the `2⁻¹⁶·|s|` the bound reserves for f32 arithmetic; `prop_flatten` checks the decoded entries
+    /// against the exact product with the format's bound. Without `t`, the entries are the cached decomposition
+    /// as it is: the same bits as `encode`.
+    ///
+    /// AVX, F16C and FMA, eight joints at a time, when the CPU has them and every value is in range; otherwise
+    /// the scalar twin, which also clamps.
+    fn encode_cached(pose: CachedPose<'_>, t: Option<&Affine3A>, out: &mut [Self], stream: bool) -> Vec4 {
+        encode_folded(detect_kernel(), pose, t.map(QtFold::new).as_ref(), out, stream)
+    }
+
+    /// Decomposes the run's instance transforms four at a time ([`QtFold::new4`], the same bits as one at a time)
+    /// before encoding each palette as [`QtF16::encode_cached`] does.
+    fn encode_cached_run<'a>(
+        out: &mut [Self],
+        skin_joints: usize,
+        pose: impl Fn(usize) -> CachedPose<'a>,
+        transforms: &[Affine3A],
+        stream: bool,
+    ) -> Vec4 {
+        let mut acc = Vec4::ZERO;
+        let kernel = detect_kernel();
+        if transforms.is_empty() {
+            for (i, palette) in out.chunks_exact_mut(skin_joints).enumerate() {
+                acc += encode_folded(kernel, pose(i), None, palette, stream);
+            }
+            return acc;
+        }
+        for (g, (palettes, ts)) in out.chunks_mut(4 * skin_joints).zip(transforms.chunks(4)).enumerate() {
+            let at = |i: usize| ts.get(i).unwrap_or(&Affine3A::IDENTITY);
+            let folds = QtFold::new4([at(0), at(1), at(2), at(3)]);
+            for (i, (palette, fold)) in palettes.chunks_exact_mut(skin_joints).zip(&folds).enumerate() {
+                acc += encode_folded(kernel, pose(4 * g + i), Some(fold), palette, stream);
+            }
+        }
+        acc
+    }
+}
+
+/// [`QtF16::encode_cached`] with the instance transform already decomposed: the AVX kernel when the CPU has it and
+/// every value is in range, the scalar twin (which clamps and checks) otherwise.
+#[inline(always)]
+fn encode_folded(
+    kernel: Option<Kernel>,
+    pose: CachedPose<'_>,
+    fold: Option<&QtFold>,
+    out: &mut [QtF16],
+    stream: bool,
+) -> Vec4 {
+    let (header, blocks) = pose.aux.split_at(QT_HEADER);
+    let (grow, scale) = fold.map_or((1.0, 1.0), |f| (f.norm, f.s.abs()));
+    // False for NaN: a non-finite transform takes the scalar path, whose poison reports it.
+    let in_range = grow * header[0] <= FOLD_SAFE_MAX && scale * header[1] <= FOLD_SAFE_MAX;
+    #[cfg(target_arch = "x86_64")]
+    if let Some(kernel) = kernel.filter(|_| in_range) {
+        super::fold_simd::qt(kernel, fold, blocks, out, stream);
+        return Vec4::ZERO;
+    }
+    let _ = (kernel, in_range, stream);
+    encode_cached_scalar(fold, blocks, out)
+}
+
+/// What proves that [`encode_folded`] may use the AVX2 kernel.
+#[cfg(target_arch = "x86_64")]
+type Kernel = super::fold_simd::QtKernel;
+
+/// No kernel off x86-64.
+#[cfg(not(target_arch = "x86_64"))]
+#[derive(Clone, Copy, Debug)]
+enum Kernel {}
+
+/// The kernel, when the CPU has it.
+#[inline]
+fn detect_kernel() -> Option<Kernel> {
+    #[cfg(target_arch = "x86_64")]
+    return super::fold_simd::QtKernel::detect();
+    #[cfg(not(target_arch = "x86_64"))]
+    None
 }
 
 impl F16Format for QtF16 {

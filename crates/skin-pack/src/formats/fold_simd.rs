@@ -1,0 +1,415 @@
+//! AVX + F16C kernels for [`crate::FlattenJob`]'s cached palettes in the f16 formats, chosen at run time.
+//!
+//! - [`mat3x4`]: two joints per iteration in 256-bit registers (`[row r of joint k | row r of joint k+1]`), the
+//!   instance transform folded in with the same multiplies and adds, in the same order, as the portable path
+//!   (`Fold::apply_relative` in `flatten.rs`), so the bits are identical; then `vcvtps2ph` and three 16-byte stores
+//!   per pair.
+//! - [`qt`]: sixteen joints per iteration from the cache's structure-of-arrays blocks (see `qt_f16.rs`): the
+//!   quaternion product and the translation's rotation with fused multiply-adds, and the scale product, lane-wise
+//!   in the order of the scalar twin `QtFold::apply` (whose `mul_add` rounds the same way); then `vcvtps2ph` of each
+//!   component and an 8 × 8 transpose of halves in both 128-bit lanes, which leaves two neighbouring entries per
+//!   256-bit register.
+//!
+//! `mat3x4` needs AVX and F16C, `qt` AVX2, F16C and FMA. Both write with non-temporal stores when asked and the
+//! destination is aligned (16 bytes for `mat3x4`, 32 for `qt`). The callers check [`available`] or
+//! [`qt_available`] and that every value is in f16 range, so no clamp is needed (in range, clamping changes nothing).
+
+#![allow(
+    unsafe_code,
+    reason = "AVX/F16C intrinsics after run-time detection, with loads and stores through checked pointers"
+)]
+
+use std::arch::x86_64::{
+    __m128i, __m256, __m256i, _MM_FROUND_TO_NEAREST_INT, _mm_castpd_si128, _mm_castsi128_pd, _mm_cvtps_ph,
+    _mm_loadu_ps, _mm_set1_ps, _mm_shuffle_pd, _mm_storel_epi64, _mm_storeu_si128, _mm_stream_si128,
+    _mm_unpackhi_epi64, _mm_unpacklo_epi64, _mm256_add_ps, _mm256_and_ps, _mm256_cvtps_ph, _mm256_fmadd_ps,
+    _mm256_loadu_ps, _mm256_loadu2_m128, _mm256_mul_ps, _mm256_set_m128i, _mm256_set1_ps, _mm256_storeu_si256,
+    _mm256_stream_si256, _mm256_unpackhi_epi16, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi16,
+    _mm256_unpacklo_epi32, _mm256_unpacklo_epi64, _mm256_xor_ps,
+};
+
+use glam::Vec4;
+
+use super::qt_f16::{QT_BLOCK, QT_BLOCK_FLOATS, QtFold};
+use crate::{Mat3x4F16, QtF16};
+
+/// Whether the CPU has what [`mat3x4`] uses (AVX and F16C; the detection is cached by the standard library).
+#[inline]
+pub fn available() -> bool {
+    std::arch::is_x86_feature_detected!("avx") && std::arch::is_x86_feature_detected!("f16c")
+}
+
+/// Whether the CPU has what [`qt`] uses: AVX2, F16C and FMA.
+#[inline]
+pub fn qt_available() -> bool {
+    available() && std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+}
+
+/// Encodes `rows[k]`, or `e × rows[k]` (each row `(e[r][0]·S₀ + e[r][1]·S₁) + e[r][2]·S₂`) when `e` is given, into
+/// `out[k]` for every `k < out.len()`.
+///
+/// # Panics
+///
+/// When [`available`] is false or `rows` is shorter than `out` (both are the caller's bugs).
+pub fn mat3x4(e: Option<&[[f32; 3]; 3]>, rows: &[[Vec4; 3]], out: &mut [Mat3x4F16], stream: bool) {
+    assert!(available() && rows.len() >= out.len(), "checked by the caller");
+    // SAFETY: the CPU has AVX and F16C (asserted), and `rows` covers `out`.
+    unsafe {
+        match e {
+            Some(e) => mat3x4_kernel::<true>(e, rows, out, stream),
+            None => mat3x4_kernel::<false>(&[[0.0; 3]; 3], rows, out, stream),
+        }
+    }
+}
+
+/// One joint of [`mat3x4_kernel`] with 128-bit registers: three `vcvtps2ph` and three 8-byte stores.
+///
+/// # Safety
+///
+/// The CPU has AVX and F16C; `src` points to 12 readable floats and `dst` to 24 writable bytes.
+#[inline]
+#[target_feature(enable = "avx,f16c")]
+unsafe fn mat3x4_one<const FOLD: bool>(e: &[[f32; 3]; 3], src: *const f32, dst: *mut u8) {
+    use std::arch::x86_64::{_mm_add_ps, _mm_mul_ps};
+    // SAFETY: as the function's contract states.
+    unsafe {
+        let s = [_mm_loadu_ps(src), _mm_loadu_ps(src.add(4)), _mm_loadu_ps(src.add(8))];
+        for (r, e) in e.iter().enumerate() {
+            let v = if FOLD {
+                let a = _mm_mul_ps(_mm_set1_ps(e[0]), s[0]);
+                let b = _mm_mul_ps(_mm_set1_ps(e[1]), s[1]);
+                let c = _mm_mul_ps(_mm_set1_ps(e[2]), s[2]);
+                _mm_add_ps(_mm_add_ps(a, b), c)
+            } else {
+                s[r]
+            };
+            let h = _mm_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v);
+            _mm_storel_epi64(dst.add(8 * r).cast::<__m128i>(), h);
+        }
+    }
+}
+
+/// The kernel of [`mat3x4`].
+///
+/// # Safety
+///
+/// The CPU has AVX and F16C, and `rows.len() >= out.len()`.
+#[target_feature(enable = "avx,f16c")]
+unsafe fn mat3x4_kernel<const FOLD: bool>(e: &[[f32; 3]; 3], rows: &[[Vec4; 3]], out: &mut [Mat3x4F16], stream: bool) {
+    let n = out.len();
+    let src = rows.as_ptr().cast::<f32>();
+    let dst = out.as_mut_ptr().cast::<u8>();
+    let splat = |r: usize| e[r].map(|x| _mm256_set1_ps(x));
+    let (e0, e1, e2) = (splat(0), splat(1), splat(2));
+    let row = |e: &[__m256; 3], s0: __m256, s1: __m256, s2: __m256| {
+        _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(e[0], s0), _mm256_mul_ps(e[1], s1)),
+            _mm256_mul_ps(e[2], s2),
+        )
+    };
+    let mut k = 0;
+    // A destination 8 bytes past a 16-byte boundary becomes aligned after one joint (24 bytes).
+    if stream && n > 0 && dst as usize % 16 == 8 {
+        // SAFETY: joint 0 exists; its 12 floats and 24 bytes are inside `rows` and `out`.
+        unsafe { mat3x4_one::<FOLD>(e, src, dst) };
+        k = 1;
+    }
+    // SAFETY: `k < n`, or `dst + 24·n` is one past the end of `out`.
+    let stream = stream && (unsafe { dst.add(24 * k) } as usize).is_multiple_of(16);
+    while k + 2 <= n {
+        // SAFETY: joints `k` and `k + 1` are inside `rows` (24 floats from `src + 12k`) and `out` (48 bytes from
+        // `dst + 24k`, 16-byte aligned when `stream`); the CPU has AVX, F16C and SSE2.
+        unsafe {
+            let p = src.add(12 * k);
+            let s0 = _mm256_loadu2_m128(p.add(12), p);
+            let s1 = _mm256_loadu2_m128(p.add(16), p.add(4));
+            let s2 = _mm256_loadu2_m128(p.add(20), p.add(8));
+            let (r0, r1, r2) = if FOLD {
+                (row(&e0, s0, s1, s2), row(&e1, s0, s1, s2), row(&e2, s0, s1, s2))
+            } else {
+                (s0, s1, s2)
+            };
+            // Each `hᵣ` is `[row r of joint k | row r of joint k + 1]` as four halves each.
+            let h0 = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(r0);
+            let h1 = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(r1);
+            let h2 = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(r2);
+            let o0 = _mm_unpacklo_epi64(h0, h1);
+            let o1 = _mm_castpd_si128(_mm_shuffle_pd::<0b10>(_mm_castsi128_pd(h2), _mm_castsi128_pd(h0)));
+            let o2 = _mm_unpackhi_epi64(h1, h2);
+            let q = dst.add(24 * k).cast::<__m128i>();
+            if stream {
+                _mm_stream_si128(q, o0);
+                _mm_stream_si128(q.add(1), o1);
+                _mm_stream_si128(q.add(2), o2);
+            } else {
+                _mm_storeu_si128(q, o0);
+                _mm_storeu_si128(q.add(1), o1);
+                _mm_storeu_si128(q.add(2), o2);
+            }
+        }
+        k += 2;
+    }
+    if k < n {
+        // SAFETY: joint `k` is the last one, inside `rows` and `out`.
+        unsafe { mat3x4_one::<FOLD>(e, src.add(12 * k), dst.add(24 * k)) };
+    }
+}
+
+/// Proof that the CPU has what [`qt`] uses (AVX2, F16C and FMA): only [`QtKernel::detect`] makes one, so a
+/// palette loop detects once.
+#[derive(Clone, Copy, Debug)]
+pub struct QtKernel(());
+
+impl QtKernel {
+    /// `Some` when the CPU has AVX2, F16C and FMA.
+    #[inline]
+    pub fn detect() -> Option<Self> {
+        qt_available().then_some(Self(()))
+    }
+}
+
+/// Encodes the cached structure-of-arrays joints `blocks` (see `QT_BLOCK_FLOATS`), folded by `fold` when given,
+/// into `out`.
+///
+/// # Panics
+///
+/// When `blocks` holds fewer than `out.len()` joints (the caller's bug).
+#[inline]
+pub fn qt(_: QtKernel, fold: Option<&QtFold>, blocks: &[f32], out: &mut [QtF16], stream: bool) {
+    assert!(
+        blocks.len() >= out.len().div_ceil(QT_BLOCK) * QT_BLOCK_FLOATS,
+        "checked by the caller"
+    );
+    // SAFETY: the CPU has AVX2, F16C and FMA (the `QtKernel` proves it), and `blocks` covers `out`.
+    unsafe {
+        match fold {
+            Some(f) => qt_kernel::<true>(f, blocks, out, stream),
+            None => qt_kernel::<false>(&QtFold::IDENTITY, blocks, out, stream),
+        }
+    }
+}
+
+/// The kernel of [`qt`], one block of 16 joints per iteration: the fold on the block's even and odd joints (eight
+/// lanes each), `vcvtps2ph` of every component, and an 8 × 8 transpose of halves in both 128-bit lanes at once, which
+/// leaves joints `2j` and `2j + 1` side by side: eight 32-byte stores.
+///
+/// # Safety
+///
+/// The CPU has AVX2, F16C and FMA, and `blocks` holds `out.len().div_ceil(16)` whole blocks.
+#[target_feature(enable = "avx2,f16c,fma")]
+unsafe fn qt_kernel<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &mut [QtF16], stream: bool) {
+    let n = out.len();
+    let dst = out.as_mut_ptr().cast::<__m256i>();
+    let stream = stream && (dst as usize).is_multiple_of(32);
+    let q = f.q.map(|r| r.map(|x| _mm256_set1_ps(x)));
+    let l = f.l.map(|r| r.map(|x| _mm256_set1_ps(x)));
+    let s = _mm256_set1_ps(f.s);
+    let sign = _mm256_set1_ps(-0.0);
+    // Fused, innermost first, as the twin's `mul_add` chain: r₃q₃ + (r₂q₂ + (r₁q₁ + r₀q₀)).
+    let fold = |v: [__m256; 8]| {
+        if !FOLD {
+            return v;
+        }
+        let quat = |r: &[__m256; 4]| {
+            _mm256_fmadd_ps(
+                r[3],
+                v[3],
+                _mm256_fmadd_ps(r[2], v[2], _mm256_fmadd_ps(r[1], v[1], _mm256_mul_ps(r[0], v[0]))),
+            )
+        };
+        let rot = |r: &[__m256; 3]| _mm256_fmadd_ps(r[2], v[6], _mm256_fmadd_ps(r[1], v[5], _mm256_mul_ps(r[0], v[4])));
+        let (x, y, z, w) = (quat(&q[0]), quat(&q[1]), quat(&q[2]), quat(&q[3]));
+        // The hemisphere with w ≥ 0: flip all four when w's sign bit is set.
+        let flip = _mm256_and_ps(w, sign);
+        [
+            _mm256_xor_ps(x, flip),
+            _mm256_xor_ps(y, flip),
+            _mm256_xor_ps(z, flip),
+            _mm256_xor_ps(w, flip),
+            rot(&l[0]),
+            rot(&l[1]),
+            rot(&l[2]),
+            _mm256_mul_ps(s, v[7]),
+        ]
+    };
+    for b in 0..n.div_ceil(QT_BLOCK) {
+        let base = b * QT_BLOCK_FLOATS;
+        // SAFETY: block `b` is inside `blocks` (the caller's contract); the CPU has AVX.
+        let load = |c: usize, half: usize| unsafe {
+            _mm256_loadu_ps(blocks.as_ptr().add(base + c * QT_BLOCK + half * (QT_BLOCK / 2)))
+        };
+        let even = fold(std::array::from_fn(|c| load(c, 0)));
+        let odd = fold(std::array::from_fn(|c| load(c, 1)));
+        // `h[c]`: component c as halves, the even joints in the low 128 bits and the odd ones in the high 128.
+        let h: [__m256i; 8] = std::array::from_fn(|c| {
+            _mm256_set_m128i(
+                _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(odd[c]),
+                _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(even[c]),
+            )
+        });
+        // Transpose 8 × 8 halves in each 128-bit lane: component-major to joint-major.
+        let a = [
+            _mm256_unpacklo_epi16(h[0], h[1]),
+            _mm256_unpackhi_epi16(h[0], h[1]),
+            _mm256_unpacklo_epi16(h[2], h[3]),
+            _mm256_unpackhi_epi16(h[2], h[3]),
+            _mm256_unpacklo_epi16(h[4], h[5]),
+            _mm256_unpackhi_epi16(h[4], h[5]),
+            _mm256_unpacklo_epi16(h[6], h[7]),
+            _mm256_unpackhi_epi16(h[6], h[7]),
+        ];
+        // Per lane, `a[0]`: (x, y) of its joints 0..4, `a[1]`: of its joints 4..8; `a[2]`, `a[3]`: (z, w);
+        // `a[4]`..`a[7]`: (dx, dy), (dz, s).
+        let rotation = [
+            _mm256_unpacklo_epi32(a[0], a[2]),
+            _mm256_unpackhi_epi32(a[0], a[2]),
+            _mm256_unpacklo_epi32(a[1], a[3]),
+            _mm256_unpackhi_epi32(a[1], a[3]),
+        ];
+        let offset = [
+            _mm256_unpacklo_epi32(a[4], a[6]),
+            _mm256_unpackhi_epi32(a[4], a[6]),
+            _mm256_unpacklo_epi32(a[5], a[7]),
+            _mm256_unpackhi_epi32(a[5], a[7]),
+        ];
+        // Register `j` holds the block's joint `2j` (low lane, its j-th even joint) and `2j + 1` (high lane).
+        let pair = |j: usize| {
+            if j.is_multiple_of(2) {
+                _mm256_unpacklo_epi64(rotation[j / 2], offset[j / 2])
+            } else {
+                _mm256_unpackhi_epi64(rotation[j / 2], offset[j / 2])
+            }
+        };
+        let first = b * QT_BLOCK;
+        // SAFETY: entries `first..first + 16` are inside `out` when the block is whole (32 bytes per pair, 32-byte
+        // aligned when `stream`); the last, partial block stores only its `n - first` entries.
+        unsafe {
+            let p = dst.add(first / 2);
+            if n - first >= QT_BLOCK {
+                // Unrolled with constant `j`, so the pairs stay in registers.
+                if stream {
+                    for j in 0..QT_BLOCK / 2 {
+                        _mm256_stream_si256(p.add(j), pair(j));
+                    }
+                } else {
+                    for j in 0..QT_BLOCK / 2 {
+                        _mm256_storeu_si256(p.add(j), pair(j));
+                    }
+                }
+            } else {
+                // Through a whole block on the stack, so that `pair` is only ever called with constants.
+                let mut tail = [QtF16::default(); QT_BLOCK];
+                let t = tail.as_mut_ptr().cast::<__m256i>();
+                for j in 0..QT_BLOCK / 2 {
+                    _mm256_storeu_si256(t.add(j), pair(j));
+                }
+                std::ptr::copy_nonoverlapping(tail.as_ptr(), p.cast::<QtF16>(), n - first);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{Affine3A, Quat, Vec3, Vec3A};
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::PaletteFormat;
+    use crate::flatten::{copy_rows, fold_rows};
+    use crate::formats::qt_f16::{QtFold, encode_cached_scalar, qt_cached_floats};
+
+    /// A similarity transform with scale in `[0.25, 4]` (signed when `mirror`), any rotation, translation within
+    /// `t`.
+    fn similarity(t: f32, mirror: bool) -> impl Strategy<Value = Affine3A> {
+        (
+            0.25f32..4.0,
+            prop::array::uniform4(-1.0f32..1.0),
+            prop::array::uniform3(-t..t),
+            any::<bool>(),
+        )
+            .prop_map(move |(s, q, t, flip)| {
+                let q = Quat::from_array(q);
+                let q = if q.length() > 1e-3 {
+                    q.normalize()
+                } else {
+                    Quat::IDENTITY
+                };
+                let s = if mirror && flip { -s } else { s };
+                Affine3A::from_scale_rotation_translation(Vec3::splat(s), q, Vec3::from(t))
+            })
+    }
+
+    fn rows_of(m: &Affine3A) -> [Vec4; 3] {
+        let t = glam::Mat4::from(*m).transpose();
+        [t.x_axis, t.y_axis, t.z_axis]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        /// The AVX pair kernel gives the portable path's bits (which `prop_flatten` checks against the exact
+        /// product), at every length, alignment and store kind.
+        #[test]
+        fn mat3x4_kernel_equals_the_portable_path(
+            joints in prop::collection::vec(similarity(50.0, true), 0..40),
+            t in prop::option::of(similarity(10.0, true)),
+            offset in 0usize..4,
+            stream in any::<bool>(),
+        ) {
+            prop_assume!(available());
+            let rows: Vec<[Vec4; 3]> = joints.iter().map(rows_of).collect();
+            let mut fast = vec![Mat3x4F16::default(); rows.len() + offset];
+            let mut plain = vec![Mat3x4F16::default(); rows.len()];
+            let e = t.map(|t| {
+                let c = &t.matrix3;
+                [0, 1, 2].map(|r| [c.x_axis[r], c.y_axis[r], c.z_axis[r]])
+            });
+            mat3x4(e.as_ref(), &rows, &mut fast[offset..], stream);
+            let poison = match &t {
+                None => copy_rows(&rows, &mut plain, false),
+                Some(t) => fold_rows(t, &rows, &mut plain, false),
+            };
+            prop_assert_eq!(poison, Vec4::ZERO);
+            prop_assert_eq!(&fast[offset..], &plain[..]);
+        }
+
+        /// Decomposing four instance transforms at once gives the bits of one at a time.
+        #[test]
+        fn four_folds_equal_single_folds(ts in prop::array::uniform4(similarity(100.0, true))) {
+            let four = QtFold::new4([&ts[0], &ts[1], &ts[2], &ts[3]]);
+            for (t, f) in ts.iter().zip(&four) {
+                prop_assert_eq!(*f, QtFold::new(t));
+            }
+        }
+
+        /// The AVX QtF16 kernel gives its scalar twin's bits (and the twin, without a transform, gives `encode`'s).
+        #[test]
+        fn qt_kernel_equals_its_scalar_twin(
+            joints in prop::collection::vec(similarity(50.0, true), 0..40),
+            t in prop::option::of(similarity(10.0, true)),
+            offset in 0usize..4,
+            stream in any::<bool>(),
+        ) {
+            let Some(kernel) = QtKernel::detect() else {
+                return Err(TestCaseError::reject("no AVX2, F16C and FMA"));
+            };
+            let rows: Vec<[Vec4; 3]> = joints.iter().map(rows_of).collect();
+            let mut aux = vec![f32::NAN; qt_cached_floats(rows.len())];
+            QtF16::prepare_cached(&rows, &mut aux);
+            let blocks = &aux[8..];
+            let fold = t.as_ref().map(QtFold::new);
+            let mut fast = vec![QtF16::default(); rows.len() + offset];
+            let mut plain = vec![QtF16::default(); rows.len()];
+            qt(kernel, fold.as_ref(), blocks, &mut fast[offset..], stream);
+            let poison = encode_cached_scalar(fold.as_ref(), blocks, &mut plain);
+            prop_assert_eq!(poison, Vec4::ZERO);
+            prop_assert_eq!(&fast[offset..], &plain[..]);
+            if t.is_none() {
+                for (k, m) in joints.iter().enumerate() {
+                    prop_assert_eq!(plain[k], QtF16::encode(m, Vec3A::ZERO), "joint {}", k);
+                }
+            }
+        }
+    }
+}
