@@ -16,9 +16,9 @@ use rayon::prelude::*;
 use crate::bounds::Aabb;
 use crate::camera::CullCamera;
 use crate::error::{Error, Result};
-use crate::group::{Cluster, Group, LevelTable, SoaSphere};
+use crate::group::{Cluster, Group, GroupDesc, LevelTable, SoaSphere};
 use crate::instance::{GroupId, Tier, TierState};
-use crate::limits::{MAX_BUCKETS, TIER_COUNT};
+use crate::limits::{MAX_BUCKETS, MAX_LODS, RATE_COUNT, TIER_COUNT};
 use crate::store::InstanceStore;
 
 /// Clusters per parallel work item: enough work (up to 4,096 instances at capacity 256) to amortise rayon's
@@ -235,6 +235,7 @@ impl CullingJob<'_> {
                 lod: grp.lod,
                 tier: grp.tier,
                 rate: grp.rate,
+                edges: Edges::new(&grp.desc),
             };
             grp.clusters
                 .par_chunks_mut(CHUNK_CLUSTERS)
@@ -315,6 +316,89 @@ struct Levels {
     lod: LevelTable,
     tier: LevelTable,
     rate: LevelTable,
+    edges: Edges,
+}
+
+/// `2^23`: added to a whole number below it, it leaves that number in the low mantissa bits.
+const MAGIC: f32 = 8_388_608.0;
+
+/// A group's LOD, tier and rate boundaries, splatted: the same edges as its [`LevelTable`]s (`t * (1 - h)`
+/// and `t * (1 + h)`, computed the same way), for a per-instance path that stays in float lanes.
+struct Edges {
+    lod_lo: [Vec4; MAX_LODS - 1],
+    lod_hi: [Vec4; MAX_LODS - 1],
+    lods: usize,
+    tier_lo: [Vec4; TIER_COUNT - 1],
+    tier_hi: [Vec4; TIER_COUNT - 1],
+    rate_lo: [Vec4; RATE_COUNT - 1],
+    rate_hi: [Vec4; RATE_COUNT - 1],
+}
+
+impl Edges {
+    fn new(desc: &GroupDesc) -> Self {
+        let h = desc.hysteresis;
+        let lo = |t: f32| Vec4::splat(t * (1.0 - h));
+        let hi = |t: f32| Vec4::splat(t * (1.0 + h));
+        let mut lod_lo = [Vec4::ZERO; MAX_LODS - 1];
+        let mut lod_hi = [Vec4::ZERO; MAX_LODS - 1];
+        for (i, &t) in desc.lod_thresholds.iter().take(MAX_LODS - 1).enumerate() {
+            lod_lo[i] = lo(t);
+            lod_hi[i] = hi(t);
+        }
+        Self {
+            lod_lo,
+            lod_hi,
+            lods: desc.lod_thresholds.len().min(MAX_LODS - 1),
+            tier_lo: desc.tier_thresholds.map(lo),
+            tier_hi: desc.tier_thresholds.map(hi),
+            rate_lo: desc.rate_thresholds.map(lo),
+            rate_hi: desc.rate_thresholds.map(hi),
+        }
+    }
+
+    /// The new levels of four instances with screen sizes `s` whose previous LOD, tier and rate levels are
+    /// `prev`: `prev.clamp(L, H)` per table, with `L` and `H` of [`LevelTable::bounds4`] (`max` then `min`, the
+    /// closed form of hysteresis). Returns, per lane, the visible instance's new [`TierState`] as a little-endian
+    /// `[lod, tier, rate, flags]` word, and the bucket `lod * TIER_COUNT + tier`.
+    ///
+    /// Levels are counted, clamped and packed in float lanes, all whole numbers far below `2^23`: adding
+    /// [`MAGIC`] leaves each in the low mantissa bits, which are read as integers with no float-to-integer
+    /// conversion (Rust's saturating `as` costs compares per value).
+    #[inline(always)]
+    fn levels4(&self, s: Vec4, prev: [Vec4; 3]) -> ([u32; 4], [u32; 4]) {
+        #[inline(always)]
+        fn clamp(s: Vec4, lo: &[Vec4], hi: &[Vec4], prev: Vec4) -> Vec4 {
+            let mut l = Vec4::ZERO;
+            let mut h = Vec4::ZERO;
+            for (lo, hi) in lo.iter().zip(hi) {
+                l += Vec4::select(s.cmplt(*lo), Vec4::ONE, Vec4::ZERO);
+                h += Vec4::select(s.cmplt(*hi), Vec4::ONE, Vec4::ZERO);
+            }
+            prev.max(l).min(h)
+        }
+        let lod = clamp(s, &self.lod_lo[..self.lods], &self.lod_hi[..self.lods], prev[0]);
+        let tier = clamp(s, &self.tier_lo, &self.tier_hi, prev[1]);
+        let rate = clamp(s, &self.rate_lo, &self.rate_hi, prev[2]);
+        let magic = Vec4::splat(MAGIC);
+        let word = lod + tier * 256.0 + rate * 65_536.0 + magic;
+        // The flags ride above the bucket: `VISIBLE`, and `INTERPOLATE` when the rate is above 1.
+        let visible = f32::from(TierState::VISIBLE);
+        let flags = Vec4::select(
+            rate.cmpgt(Vec4::ZERO),
+            Vec4::splat(visible + f32::from(TierState::INTERPOLATE)),
+            Vec4::splat(visible),
+        );
+        let bucket = lod * TIER_COUNT as f32 + tier + flags * 256.0 + magic;
+        let (word, bucket) = (word.to_array(), bucket.to_array());
+        let mut states = [0; 4];
+        let mut buckets = [0; 4];
+        for l in 0..4 {
+            let (w, b) = (word[l].to_bits(), bucket[l].to_bits());
+            states[l] = (w & 0x00FF_FFFF) | (b & 0xFF00) << 16;
+            buckets[l] = b & 0xFF;
+        }
+        (states, buckets)
+    }
 }
 
 struct Chunk<'a> {
@@ -419,28 +503,27 @@ fn cull_chunk(
             let depth = planes.depth[0] * x + planes.depth[1] * y + planes.depth[2] * z + planes.depth[3];
             // Screen size, one division per four instances; at or behind the eye it is infinite (finest).
             let size = Vec4::select(depth.cmpgt(Vec4::ZERO), r * planes.proj_scale / depth, Vec4::INFINITY);
-            let (lod_lo, lod_hi) = levels.lod.bounds4(size);
-            let (tier_lo, tier_hi) = levels.tier.bounds4(size);
-            let (rate_lo, rate_hi) = levels.rate.bounds4(size);
-            let (lod_lo, lod_hi) = (lod_lo.to_array(), lod_hi.to_array());
-            let (tier_lo, tier_hi) = (tier_lo.to_array(), tier_hi.to_array());
-            let (rate_lo, rate_hi) = (rate_lo.to_array(), rate_hi.to_array());
             let s0 = off + 4 * k;
             let states = &mut states[s0..s0 + lanes];
             let codes = &mut codes[s0..s0 + lanes];
+            // The previous levels, in float lanes (lanes past the last member read as 0 and are not written).
+            let mut prev = [[0.0f32; 4]; 3];
+            for (l, st) in states.iter().enumerate() {
+                prev[0][l] = f32::from(st.lod);
+                prev[1][l] = f32::from(st.tier);
+                prev[2][l] = f32::from(st.rate_log2);
+            }
+            let (words, bucket) = levels.edges.levels4(size, prev.map(Vec4::from_array));
             for (l, (st, code)) in states.iter_mut().zip(codes.iter_mut()).enumerate() {
                 if mask & (1 << l) != 0 {
-                    // `max` then `min`: the closed form of hysteresis (see `LevelTable::bounds4`).
-                    let lod = st.lod.max(lod_lo[l] as u8).min(lod_hi[l] as u8);
-                    let tier = st.tier.max(tier_lo[l] as u8).min(tier_hi[l] as u8);
-                    let rate = st.rate_log2.max(rate_lo[l] as u8).min(rate_hi[l] as u8);
+                    let [lod, tier, rate_log2, flags] = words[l].to_le_bytes();
                     *st = TierState {
                         lod,
                         tier,
-                        rate_log2: rate,
-                        flags: TierState::VISIBLE | if rate > 0 { TierState::INTERPOLATE } else { 0 },
+                        rate_log2,
+                        flags,
                     };
-                    let c = (lod * TIER_COUNT as u8 + tier) as usize;
+                    let c = bucket[l] as usize;
                     *code = c as u8;
                     counts[c % MAX_BUCKETS] += 1;
                 } else {
@@ -539,8 +622,79 @@ mod tests {
     use glam::Vec3;
 
     use super::*;
-    use crate::reference::cull_reference_to_vec;
+    use crate::limits::MAX_HYSTERESIS;
+    use crate::reference::{cull_reference_to_vec, level_reference};
     use crate::{Aabb, ClusterSettings, GroupDesc, InstanceDesc};
+
+    /// The packed float-lane levels of [`Edges::levels4`] against the plain twin [`level_reference`], exactly:
+    /// every table length, every previous level, and screen sizes on, just off and between every edge.
+    #[test]
+    fn packed_levels_match_the_reference_at_and_around_every_edge() {
+        for lods in 1..MAX_LODS {
+            for h in [0.0, 0.1, 0.25, MAX_HYSTERESIS] {
+                let lod_thresholds: Vec<f32> = (0..lods).map(|i| 0.3 / (1.7f32).powi(i as i32)).collect();
+                let desc = GroupDesc {
+                    mesh: 0,
+                    material: 0,
+                    clip_bounds: vec![Aabb::new(Vec3::ZERO, Vec3::ONE)],
+                    lod_thresholds,
+                    tier_thresholds: [0.2, 0.05, 0.01],
+                    rate_thresholds: [0.1, 0.03, 0.008],
+                    hysteresis: h,
+                };
+                let edges = Edges::new(&desc);
+                let mut sizes = vec![0.0, 1e-6, 1.0, f32::INFINITY, f32::NAN];
+                let all = desc
+                    .lod_thresholds
+                    .iter()
+                    .chain(&desc.tier_thresholds)
+                    .chain(&desc.rate_thresholds);
+                for &t in all {
+                    for e in [t * (1.0 - h), t * (1.0 + h), t] {
+                        sizes.extend([e, e.next_down(), e.next_up(), e * 0.97, e * 1.03]);
+                    }
+                }
+                for quad in sizes.chunks(4) {
+                    let mut s = [0.5f32; 4];
+                    s[..quad.len()].copy_from_slice(quad);
+                    for prev_lod in 0..=lods as u8 {
+                        for prev_tier in 0..TIER_COUNT as u8 {
+                            for prev_rate in 0..RATE_COUNT as u8 {
+                                // Different previous levels in each lane.
+                                let p = |l: u8, n: u8| (l + n) % (n + 1);
+                                let prev = [
+                                    Vec4::from_array([0, 1, 2, 3].map(|l| f32::from(p(l + prev_lod, lods as u8)))),
+                                    Vec4::from_array([0, 1, 2, 3].map(|l| f32::from(p(l + prev_tier, 3)))),
+                                    Vec4::from_array([0, 1, 2, 3].map(|l| f32::from(p(l + prev_rate, 3)))),
+                                ];
+                                let (words, buckets) = edges.levels4(Vec4::from_array(s), prev);
+                                for l in 0..4 {
+                                    let (pl, pt, pr) = (prev[0][l] as u8, prev[1][l] as u8, prev[2][l] as u8);
+                                    let lod = level_reference(&desc.lod_thresholds, h, s[l], pl);
+                                    let tier = level_reference(&desc.tier_thresholds, h, s[l], pt);
+                                    let rate = level_reference(&desc.rate_thresholds, h, s[l], pr);
+                                    assert_eq!(
+                                        (words[l], buckets[l]),
+                                        (
+                                            u32::from_le_bytes([
+                                                lod,
+                                                tier,
+                                                rate,
+                                                TierState::VISIBLE | if rate > 0 { TierState::INTERPOLATE } else { 0 }
+                                            ]),
+                                            u32::from(lod) * TIER_COUNT as u32 + u32::from(tier)
+                                        ),
+                                        "lods {lods}, h {h}, s {}, prev {pl} {pt} {pr}",
+                                        s[l]
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// A crowd of 16 × 16 instances 1 m apart, in clusters of 64, and a camera looking at it along -z from
     /// `distance` metres (every cluster wholly inside the frustum).
@@ -605,6 +759,7 @@ mod tests {
             lod: grp.lod,
             tier: grp.tier,
             rate: grp.rate,
+            edges: Edges::new(&grp.desc),
         };
         grp.clusters
             .iter()

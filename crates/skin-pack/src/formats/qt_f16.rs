@@ -477,7 +477,7 @@ impl PaletteFormat for QtF16 {
         encode_folded(detect_kernel(), pose, t.map(QtFold::new).as_ref(), out, stream)
     }
 
-    /// Decomposes the run's instance transforms four at a time ([`QtFold::new4`], the same bits as one at a time)
+    /// Decomposes the run's instance transforms four at a time (the same bits as one at a time)
     /// before encoding each palette as [`QtF16::encode_cached`] does.
     fn encode_cached_run<'a>(
         out: &mut [Self],
