@@ -160,25 +160,17 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::er
     drop(unique);
     push("skin_pack.flatten_f32_unique_vs_memcpy", copy / flatten, "report", true);
 
-    // The f16 runs use streaming stores too (the SIMD kernels stream when the output is 16-byte aligned).
-    let (flatten, copy) = crowd_run::<Mat3x4F16>(effort, &threads, &binding, &shared, &pose_of, &transforms, true)?;
-    let ratio = copy / flatten;
-    push("skin_pack.mat3x4_f16_vs_memcpy", ratio, ">= 0.8", ratio >= 0.8);
-    push(
-        "skin_pack.mat3x4_f16_ns_per_joint",
-        flatten * 1e9 / (INSTANCES * JOINTS) as f64,
-        "report",
-        true,
-    );
-    let (flatten, copy) = crowd_run::<QtF16>(effort, &threads, &binding, &shared, &pose_of, &transforms, true)?;
-    let ratio = copy / flatten;
-    push("skin_pack.qt_f16_vs_memcpy", ratio, ">= 0.8", ratio >= 0.8);
-    push(
-        "skin_pack.qt_f16_ns_per_joint",
-        flatten * 1e9 / (INSTANCES * JOINTS) as f64,
-        "report",
-        true,
-    );
+    // The f16 runs use streaming stores too (the SIMD kernels stream when the output is aligned).
+    let mut f16_run = |name: &str, (flatten, copy): (f64, f64)| {
+        let ratio = copy / flatten;
+        push(&format!("skin_pack.{name}_vs_memcpy"), ratio, ">= 0.8", ratio >= 0.8);
+        let ns = flatten * 1e9 / (INSTANCES * JOINTS) as f64;
+        push(&format!("skin_pack.{name}_ns_per_joint"), ns, "report", true);
+    };
+    let mat = crowd_run::<Mat3x4F16>(effort, &threads, &binding, &shared, &pose_of, &transforms, true)?;
+    f16_run("mat3x4_f16", mat);
+    let qt = crowd_run::<QtF16>(effort, &threads, &binding, &shared, &pose_of, &transforms, true)?;
+    f16_run("qt_f16", qt);
 
     // The pooled palettes of the default character: 4 clips × 32 slots, straight from the pose pool.
     let model = anim_pose::import_file(crate::default_character())?;

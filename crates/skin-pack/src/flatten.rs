@@ -69,16 +69,9 @@ pub trait PaletteFormat: bytemuck::Pod + Send + Sync {
         acc
     }
 
-    /// Floats of format-specific data per pose that [`FlattenCache`] holds for this format beside the skinning
-    /// rows, for a skin of `skin_joints` joints; [`PaletteFormat::prepare_cached`] fills them. At most
-    /// [`cache_aux_floats`] for the same skin (what [`FlattenCache::new`] reserves). Default: none.
-    fn cached_floats(skin_joints: usize) -> usize {
-        let _ = skin_joints;
-        0
-    }
-
-    /// Fills this format's per-pose data (`aux`, [`PaletteFormat::cached_floats`] long) from the pose's finite
-    /// skinning rows, once per pose and frame, before any palette reads it. Default: nothing.
+    /// Fills this format's per-pose data in the cache (`aux`, [`cache_aux_floats`] long for the skin, which is what
+    /// [`FlattenCache::new`] reserves beside the skinning rows) from the pose's finite skinning rows, once per pose
+    /// and frame, before any palette reads it. Default: nothing.
     #[inline(always)]
     fn prepare_cached(rows: &[[Vec4; 3]], aux: &mut [f32]) {
         let _ = (rows, aux);
@@ -125,7 +118,7 @@ pub trait PaletteFormat: bytemuck::Pod + Send + Sync {
 pub struct CachedPose<'a> {
     /// The skinning matrices of the pose's skin joints, as rows with the translation in `w`.
     pub rows: &'a [[Vec4; 3]],
-    /// The format's own per-pose data ([`PaletteFormat::cached_floats`] long).
+    /// The format's own per-pose data ([`cache_aux_floats`] long), as [`PaletteFormat::prepare_cached`] left it.
     pub aux: &'a [f32],
     /// The largest absolute value among `rows`' elements (translations included).
     pub max_abs: f32,
@@ -300,8 +293,9 @@ impl PaletteBinding {
     }
 }
 
-/// The most floats of format-specific data per pose that any built-in format keeps in a [`FlattenCache`]
-/// ([`PaletteFormat::cached_floats`]) for a skin of `skin_joints` joints: [`crate::QtF16`]'s decomposed joints.
+/// The floats of format-specific data per pose that a [`FlattenCache`] keeps for a skin of `skin_joints` joints
+/// ([`PaletteFormat::prepare_cached`] fills them): room for [`crate::QtF16`]'s decomposed joints, the largest need
+/// of the built-in formats.
 pub fn cache_aux_floats(skin_joints: usize) -> usize {
     crate::formats::qt_cached_floats(skin_joints)
 }
@@ -478,7 +472,6 @@ impl<F: PaletteFormat> FlattenJob<'_, F> {
                 }
             })
         } else {
-            let aux_len = F::cached_floats(s);
             let cache = &mut *self.cache;
             let rows = &mut cache.rows[..pose_count * s];
             let aux = &mut cache.aux[..pose_count * cache_aux_floats(s)];
@@ -493,7 +486,7 @@ impl<F: PaletteFormat> FlattenJob<'_, F> {
                     let acc = skin_rows_into(binding, &poses[p * j..(p + 1) * j], rows);
                     *max_abs = max_abs_of(rows);
                     if acc == Vec4::ZERO {
-                        F::prepare_cached(rows, &mut aux[..aux_len]);
+                        F::prepare_cached(rows, aux);
                     }
                     acc
                 })
@@ -506,7 +499,7 @@ impl<F: PaletteFormat> FlattenJob<'_, F> {
                 let pose = pose_of[p] as usize;
                 CachedPose {
                     rows: &rows[pose * s..(pose + 1) * s],
-                    aux: &aux[pose * aux_stride..][..aux_len],
+                    aux: &aux[pose * aux_stride..][..aux_stride],
                     max_abs: max_abs[pose],
                 }
             };

@@ -424,11 +424,7 @@ impl PaletteFormat for QtF16 {
         acc
     }
 
-    fn cached_floats(skin_joints: usize) -> usize {
-        qt_cached_floats(skin_joints)
-    }
-
-    /// Decomposes every cached joint once per pose (as `encode` does) into structure-of-arrays blocks of eight,
+    /// Decomposes every cached joint once per pose (as `encode` does) into structure-of-arrays blocks of sixteen,
     /// after a header with the largest translation component and scale.
     fn prepare_cached(rows: &[[Vec4; 3]], aux: &mut [f32]) {
         let (header, blocks) = aux.split_at_mut(QT_HEADER);
