@@ -14,10 +14,12 @@
 //! The grid holds only what the query needs, split hot from cold: each filed cluster's centre sits next to
 //! its bucket chain's `next` link in one 16-byte node, so that walking a bucket reads one node per candidate
 //! and nothing else (no division, no lookup in the cluster table). The cell and the `prev` link, needed only
-//! to move or unlink a cluster, live in a separate array. Callers file only clusters that have room (a full
-//! cluster can never take an instance) and re-file a cluster whenever its centre changes.
+//! to move or unlink a cluster, live in a separate array, with the cell's span as floats: re-filing a cluster
+//! whose centre stayed in its cell (the common case, on every add and remove) compares the scaled centre with
+//! the span instead of computing its cell. Callers file only clusters that have room (a full cluster can never
+//! take an instance) and re-file a cluster whenever its centre changes.
 
-use glam::{IVec3, Vec3};
+use glam::{IVec3, Vec3, Vec3A};
 
 const NONE: u32 = u32::MAX;
 
@@ -28,19 +30,45 @@ struct Node {
     next: u32,
 }
 
-/// What filing needs besides: the cell, the previous cluster of the bucket, and whether the cluster is filed.
+/// What filing needs besides: the cell, the previous cluster of the bucket, and whether the cluster is filed;
+/// and the cell's span `lo ..= hi` (`cell` and `cell + 1` as floats), against which re-filing tests a new
+/// centre without computing its cell (see [`ClusterGrid::place`]). The span is NaN when the cluster is not
+/// filed, or when its cell lies too far out for the span to be exact, so that the test fails there.
 #[derive(Clone, Copy, Debug)]
 struct Link {
+    lo: Vec3A,
+    hi: Vec3A,
     cell: IVec3,
     prev: u32,
     linked: bool,
 }
 
 const UNLINKED: Link = Link {
+    lo: Vec3A::NAN,
+    hi: Vec3A::NAN,
     cell: IVec3::ZERO,
     prev: NONE,
     linked: false,
 };
+
+/// Cells up to this far from the origin (on every axis) have an exact span: `cell` and `cell + 1` are
+/// integers below `2^24` in magnitude, so exact as `f32`.
+const EXACT_SPAN: u32 = 1 << 23;
+
+/// The span of `cell` (see [`Link`]): `(cell, cell + 1)` as floats, or NaN where that would not be exact.
+fn span(cell: IVec3) -> (Vec3A, Vec3A) {
+    let far = cell
+        .x
+        .unsigned_abs()
+        .max(cell.y.unsigned_abs())
+        .max(cell.z.unsigned_abs());
+    if far < EXACT_SPAN {
+        let lo = cell.as_vec3();
+        (Vec3A::from(lo), Vec3A::from(lo + 1.0))
+    } else {
+        (Vec3A::NAN, Vec3A::NAN)
+    }
+}
 
 const NO_NODE: Node = Node {
     centre: Vec3::ZERO,
@@ -112,6 +140,13 @@ impl ClusterGrid {
         floor_cell(p * self.inv_cell + 0.5)
     }
 
+    /// `p * inv_cell + 0.5`, whose floor is the cell of `p` (the operations of [`ClusterGrid::cell_of`], lane by
+    /// lane, so the same values).
+    #[inline(always)]
+    fn scaled(&self, p: Vec3) -> Vec3A {
+        Vec3A::from(p) * self.inv_cell + 0.5
+    }
+
     /// Makes room for cluster ids below `count`; rehashes when the table would hold fewer than
     /// [`BUCKETS_PER_CLUSTER`] buckets per cluster.
     pub(crate) fn reserve_clusters(&mut self, count: usize) {
@@ -140,7 +175,10 @@ impl ClusterGrid {
             self.links[head as usize].prev = id;
         }
         self.nodes[id as usize].next = head;
+        let (lo, hi) = span(cell);
         self.links[id as usize] = Link {
+            lo,
+            hi,
             cell,
             prev: NONE,
             linked: true,
@@ -170,9 +208,25 @@ impl ClusterGrid {
 
     /// Files cluster `id` at `centre`: records the centre, and moves the cluster to the cell of `centre` if
     /// its cell changed (or links it if it was not filed).
+    ///
+    /// The common case (a filed cluster whose centre stays in its cell) only compares the scaled centre with
+    /// the cell's span: `lo <= v < hi` with `lo` and `hi` the exact floats `cell` and `cell + 1` means
+    /// `floor(v) == cell`. A NaN span (not filed, or a cell too far out) fails the test and takes the full path.
     #[inline]
     pub(crate) fn place(&mut self, id: u32, centre: Vec3) {
-        let cell = self.cell_of(centre);
+        let v = self.scaled(centre);
+        let l = &self.links[id as usize];
+        if v.cmpge(l.lo).all() & v.cmplt(l.hi).all() {
+            self.nodes[id as usize].centre = centre;
+            return;
+        }
+        self.move_to(id, centre, floor_cell(Vec3::from(v)));
+    }
+
+    /// [`ClusterGrid::place`] when the cell of `centre` (`cell`) may differ from the filed one.
+    #[cold]
+    #[inline(never)]
+    fn move_to(&mut self, id: u32, centre: Vec3, cell: IVec3) {
         let l = self.links[id as usize];
         self.nodes[id as usize].centre = centre;
         if l.linked && l.cell == cell {
@@ -188,6 +242,11 @@ impl ClusterGrid {
     pub(crate) fn is_placed_at(&self, id: u32, centre: Vec3) -> bool {
         let l = self.links.get(id as usize).copied().unwrap_or(UNLINKED);
         if !l.linked || l.cell != self.cell_of(centre) || self.nodes[id as usize].centre != centre {
+            return false;
+        }
+        let (lo, hi) = span(l.cell);
+        let bits = |v: Vec3A| v.to_array().map(f32::to_bits);
+        if bits(lo) != bits(l.lo) || bits(hi) != bits(l.hi) {
             return false;
         }
         let mut c = self.heads[hash(l.cell, self.heads.len() - 1)];
@@ -355,6 +414,35 @@ mod tests {
             let p = Vec3::new(x, -x, 0.0);
             assert_eq!(g.nearest(p, NONE), Some(i as u32), "{x}");
             assert_eq!(g.nearest(p, NONE), nearest_reference(&g, p, NONE));
+        }
+    }
+
+    #[test]
+    fn refiling_across_cells_and_far_out_keeps_the_cell_exact() {
+        let r = 2.0;
+        let mut g = ClusterGrid::new(r);
+        g.reserve_clusters(2);
+        g.place(1, Vec3::new(0.5, 0.0, 0.5));
+        // Small steps across cell faces (cell faces lie at odd multiples of R), then far out and back.
+        let mut path: Vec<Vec3> = (0..400)
+            .map(|i| Vec3::new(i as f32 * 0.05 - 10.0, 0.0, 3.0 - i as f32 * 0.02))
+            .collect();
+        path.extend([
+            Vec3::new(-2.0, 2.0, 6.0),
+            Vec3::new(2.0, -2.0, -6.0),
+            Vec3::new(1.999_999_9, 0.0, 0.0),
+            Vec3::new(3e7, 0.0, 0.0),
+            Vec3::new(3e7 + 4.0, 0.0, 0.0),
+            Vec3::new(1e12, -1e12, 0.0),
+            Vec3::new(f32::MAX / 2.0, 0.0, 0.0),
+            Vec3::new(1.0, 0.0, 1.0),
+            Vec3::new(-3.0, 0.0, 1.0),
+        ]);
+        for p in path {
+            g.place(0, p);
+            assert!(g.is_placed_at(0, p), "{p}");
+            assert!(g.is_placed_at(1, Vec3::new(0.5, 0.0, 0.5)));
+            assert_eq!(g.nearest(p, 1), Some(0), "{p}");
         }
     }
 

@@ -246,19 +246,19 @@ impl SoaSphere {
     fn get(&self, l: usize) -> (Vec3, f32) {
         let l = l % 4;
         (
-            Vec3::new(self.x.to_array()[l], self.y.to_array()[l], self.z.to_array()[l]),
-            self.r.to_array()[l],
+            Vec3::new(self.x.as_ref()[l], self.y.as_ref()[l], self.z.as_ref()[l]),
+            self.r.as_ref()[l],
         )
     }
 
-    /// Sets lane `l % 4`, branch-free: a lane mask selects the new values.
+    /// Sets lane `l % 4`, branch-free: one scalar store per lane array.
     #[inline]
     fn set(&mut self, l: usize, c: Vec3, r: f32) {
-        let m = Vec4::new(0.0, 1.0, 2.0, 3.0).cmpeq(Vec4::splat((l % 4) as f32));
-        self.x = Vec4::select(m, Vec4::splat(c.x), self.x);
-        self.y = Vec4::select(m, Vec4::splat(c.y), self.y);
-        self.z = Vec4::select(m, Vec4::splat(c.z), self.z);
-        self.r = Vec4::select(m, Vec4::splat(r), self.r);
+        let l = l % 4;
+        self.x.as_mut()[l] = c.x;
+        self.y.as_mut()[l] = c.y;
+        self.z.as_mut()[l] = c.z;
+        self.r.as_mut()[l] = r;
     }
 }
 
@@ -271,6 +271,9 @@ pub(crate) struct Group {
     pub(crate) rate: LevelTable,
     /// Cluster capacity `C` (a power of two, at least 4).
     pub(crate) cap: usize,
+    /// Per clip, the local sphere of its box `(centre, half diagonal)`, the values [`Group::offset_of`] would
+    /// compute from it, so that a state without a crossfade need not recompute them.
+    clip_sphere: Vec<Vec4>,
     /// World culling spheres, four slots per element.
     pub(crate) spheres: Vec<SoaSphere>,
     /// `(rotation * (centre of the clip box * scale), radius * scale)`: the world sphere minus the position.
@@ -298,6 +301,11 @@ impl Group {
             lod: LevelTable::new(&desc.lod_thresholds, h),
             tier: LevelTable::new(&desc.tier_thresholds, h),
             rate: LevelTable::new(&desc.rate_thresholds, h),
+            clip_sphere: desc
+                .clip_bounds
+                .iter()
+                .map(|b| b.center().extend(b.half_extent().length()))
+                .collect(),
             desc,
             cap,
             spheres: Vec::new(),
@@ -347,8 +355,18 @@ impl Group {
     /// scale), radius * scale)`, the world sphere minus the position.
     #[inline]
     fn offset_of(&self, rotation: Quat, scale: f32, anim: &AnimState) -> Vec4 {
-        let b = clip_union(&self.desc.clip_bounds, anim);
-        (rotation * (b.center() * scale)).extend(b.half_extent().length() * scale)
+        let (centre, radius) = match anim.fade_target {
+            // One clip: its box's centre and half diagonal, computed once (the same operations on the same box).
+            None => {
+                let l = self.clip_sphere[anim.clip as usize];
+                (l.truncate(), l.w)
+            }
+            Some(_) => {
+                let b = clip_union(&self.desc.clip_bounds, anim);
+                (b.center(), b.half_extent().length())
+            }
+        };
+        (rotation * (centre * scale)).extend(radius * scale)
     }
 
     /// Recomputes slot `s`'s world sphere from its position and sphere offset, and grows its cluster's box to
@@ -377,11 +395,17 @@ impl Group {
     #[inline]
     pub(crate) fn file(&mut self, k: u32) -> Vec3 {
         let c = &self.clusters[k as usize];
+        Self::file_cluster(&mut self.grid, self.cap, k, c)
+    }
+
+    /// [`Group::file`] for cluster `k`, whose bookkeeping is `c`.
+    #[inline(always)]
+    fn file_cluster(grid: &mut ClusterGrid, cap: usize, k: u32, c: &Cluster) -> Vec3 {
         let centre = c.centre();
-        if (c.len as usize) < self.cap {
-            self.grid.place(k, centre);
+        if (c.len as usize) < cap {
+            grid.place(k, centre);
         } else {
-            self.grid.unlink(k);
+            grid.unlink(k);
         }
         centre
     }
@@ -422,6 +446,12 @@ impl Group {
         c.sum += desc.position;
         c.hidden_clean = false;
         grow(&mut c.aabb, centre, offset.w);
+        let queue = !c.dirty;
+        c.dirty = true;
+        Self::file_cluster(&mut self.grid, self.cap, k, c);
+        if queue {
+            self.dirty.push_back(k);
+        }
         self.position[s] = desc.position;
         self.rotation[s] = desc.rotation;
         self.scale[s] = desc.scale;
@@ -432,12 +462,11 @@ impl Group {
         self.owner[s] = owner;
         self.offset[s] = offset;
         self.spheres[s / 4].set(s % 4, centre, offset.w);
-        self.mark_dirty(k);
-        self.file(k);
         self.live += 1;
         s
     }
 
+    /// Moves slot `from`'s instance to slot `to` (the cluster's last member into a removed member's place).
     fn copy_slot(&mut self, from: usize, to: usize) {
         self.position[to] = self.position[from];
         self.rotation[to] = self.rotation[from];
@@ -457,26 +486,33 @@ impl Group {
     pub(crate) fn remove_member(&mut self, s: usize) -> Option<u32> {
         let k = self.cluster_of(s);
         let p = self.position[s];
-        let last = k * self.cap + self.clusters[k].len as usize - 1;
-        let moved = if s != last {
+        let c = &mut self.clusters[k];
+        c.len -= 1;
+        let len = c.len;
+        if len == 0 {
+            *c = Cluster::EMPTY;
+            self.grid.unlink(k as u32);
+            self.free_clusters.push(k as u32);
+        } else {
+            c.sum -= p;
+            let queue = !c.dirty;
+            c.dirty = true;
+            Self::file_cluster(&mut self.grid, self.cap, k as u32, c);
+            if queue {
+                self.dirty.push_back(k as u32);
+            }
+        }
+        self.live -= 1;
+        let last = k * self.cap + len as usize;
+        // `s <= last` (a member's slot): `<` rather than `!=` tells the compiler that every index check of
+        // `last` covers `s` too.
+        let moved = if s < last {
             self.copy_slot(last, s);
             Some(self.owner[s])
         } else {
             None
         };
         self.owner[last] = u32::MAX;
-        self.live -= 1;
-        let c = &mut self.clusters[k];
-        c.len -= 1;
-        if c.len == 0 {
-            *c = Cluster::EMPTY;
-            self.grid.unlink(k as u32);
-            self.free_clusters.push(k as u32);
-        } else {
-            c.sum -= p;
-            self.mark_dirty(k as u32);
-            self.file(k as u32);
-        }
         moved
     }
 
@@ -505,6 +541,46 @@ mod tests {
         assert_eq!(t.level(0.01, 0), 2, "a big jump crosses two boundaries at once");
         assert_eq!(t.level(5.0, 2), 0);
         assert_eq!(t.level(f32::INFINITY, 2), 0, "behind the eye is as close as it gets");
+    }
+
+    #[test]
+    fn cached_clip_spheres_give_the_plain_offsets() {
+        let desc = GroupDesc {
+            mesh: 0,
+            material: 0,
+            clip_bounds: vec![
+                Aabb::new(Vec3::new(-0.4, 0.0, -0.3), Vec3::new(0.4, 1.8, 0.3)),
+                Aabb::new(Vec3::new(-0.4, 0.1, -0.3), Vec3::new(1.9, 2.2, 0.35)),
+                Aabb::new(Vec3::new(-0.5, 0.0, -0.5), Vec3::new(0.5, 1.0, 0.5)),
+            ],
+            lod_thresholds: vec![0.5],
+            tier_thresholds: [0.4, 0.1, 0.02],
+            rate_thresholds: [0.3, 0.1, 0.03],
+            hysteresis: 0.1,
+        };
+        let g = Group::new(desc, 16, 2.0);
+        let bits = |v: Vec4| v.to_array().map(f32::to_bits);
+        for clip in 0..3 {
+            for fade_target in [None, Some(0), Some(1), Some(2)] {
+                for (yaw, scale) in [(0.0f32, 1.0f32), (0.7, 0.93), (2.9, 1.37), (-1.3, 0.5)] {
+                    let rotation = Quat::from_rotation_y(yaw) * Quat::from_rotation_x(yaw * 0.3);
+                    let anim = AnimState {
+                        clip,
+                        fade_target,
+                        fade_weight: 0.5,
+                        ..AnimState::clip(0)
+                    };
+                    // The plain twin: the union of the clips' boxes, then its centre and half diagonal.
+                    let b = clip_union(&g.desc.clip_bounds, &anim);
+                    let want = (rotation * (b.center() * scale)).extend(b.half_extent().length() * scale);
+                    assert_eq!(
+                        bits(g.offset_of(rotation, scale, &anim)),
+                        bits(want),
+                        "{clip} {fade_target:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
