@@ -9,6 +9,9 @@
 //!   poses read from memory), the worst case of the unique tier; reported.
 //! - `skin_pack.mat3x4_f16_vs_memcpy` and `skin_pack.qt_f16_vs_memcpy`: the shared-pose run in the f16 formats,
 //!   against a copy of their own (smaller) output.
+//! - `skin_pack.{mat3x4,qt}_f16_cached_stores_vs_memcpy`: the same runs with ordinary stores instead of streaming
+//!   ones; reported, so that each run shows which kind is faster. Neither wins every run on the development VMs;
+//!   the headline uses streaming stores, the kind recommended for upload buffers.
 //! - `skin_pack.flatten_pooled_us`: the pooled palettes of the default character, 4 clips × 32 slots, no instance
 //!   transforms.
 
@@ -171,6 +174,19 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::er
     f16_run("mat3x4_f16", mat);
     let qt = crowd_run::<QtF16>(effort, &threads, &binding, &shared, &pose_of, &transforms, true)?;
     f16_run("qt_f16", qt);
+    // The same runs with ordinary stores, reported beside them.
+    let mut cached_run = |name: &str, (flatten, copy): (f64, f64)| {
+        push(
+            &format!("skin_pack.{name}_cached_stores_vs_memcpy"),
+            copy / flatten,
+            "report",
+            true,
+        );
+    };
+    let mat = crowd_run::<Mat3x4F16>(effort, &threads, &binding, &shared, &pose_of, &transforms, false)?;
+    cached_run("mat3x4_f16", mat);
+    let qt = crowd_run::<QtF16>(effort, &threads, &binding, &shared, &pose_of, &transforms, false)?;
+    cached_run("qt_f16", qt);
 
     // The pooled palettes of the default character: 4 clips × 32 slots, straight from the pose pool.
     let model = anim_pose::import_file(crate::default_character())?;
