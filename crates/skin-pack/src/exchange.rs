@@ -17,7 +17,7 @@
 //! exclusively, so there is no data race and no `unsafe`.
 //!
 //! `tests/exchange_stress.rs` runs both policies over thousands of frames on two real threads, and
-//! `tests/loom_exchange.rs` model-checks the same protocol with loom (built with `--cfg loom`, which swaps in
+//! `tests/loom_exchange.rs` model-checks the same protocol with loom (built with `--cfg skin_pack_loom`, which swaps in
 //! loom's `Mutex` and `Condvar`): every interleaving of a producer and a consumer over a few frames, up to a
 //! preemption bound, with no deadlock or lost wake-up, frames in order and intact, and under
 //! [`Overrun::DropOldest`] every frame either read or folded into a read frame.
@@ -56,11 +56,13 @@
 
 use std::ops::{Deref, DerefMut};
 use std::sync::PoisonError;
-// Under `cfg(loom)` the locks are loom's, so that `tests/loom_exchange.rs` can check every interleaving of the
-// producer and the consumer (deadlocks and lost wake-ups included); the code is otherwise the same.
-#[cfg(loom)]
+// Under `cfg(skin_pack_loom)` the locks are loom's, so that `tests/loom_exchange.rs` can check every interleaving of
+// the producer and the consumer (deadlocks and lost wake-ups included); the code is otherwise the same. The cfg is
+// the crate's own rather than the common `loom`, so that an engine running its own loom tests with `--cfg loom` still
+// gets the standard locks here (loom's panic outside a loom model).
+#[cfg(skin_pack_loom)]
 use loom::sync::{Condvar, Mutex, MutexGuard};
-#[cfg(not(loom))]
+#[cfg(not(skin_pack_loom))]
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 

@@ -1,16 +1,16 @@
 //! Loom model tests of [`FrameExchange`]: every interleaving of one producer and one consumer, up to loom's
 //! preemption bound, over a few frames.
 //!
-//! Built only with `--cfg loom`, which puts the exchange on loom's locks and condition variables:
+//! Built only with `--cfg skin_pack_loom`, which puts the exchange on loom's locks and condition variables:
 //!
 //! ```text
-//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p skin-pack --test loom_exchange
+//! RUSTFLAGS="--cfg skin_pack_loom" CARGO_TARGET_DIR=target/loom cargo test -p skin-pack --test loom_exchange
 //! ```
 //!
 //! `.ci/run` runs it. Loom fails a model on a deadlock, which is how a lost wake-up shows (the exchange notifies
 //! only when its waiter counts say somebody waits), and on a panic in any thread, which is how the checks below
 //! report a frame delivered out of order, twice, torn, or overwritten while it was read.
-#![cfg(loom)]
+#![cfg(skin_pack_loom)]
 
 use loom::sync::Arc;
 use loom::thread;
