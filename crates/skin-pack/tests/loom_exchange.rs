@@ -14,7 +14,7 @@
 
 use loom::sync::Arc;
 use loom::thread;
-use skin_pack::{Error, FrameExchange, FramePacket, Overrun};
+use skin_pack::{Error, FrameExchange, FramePacket, Overrun, ReadGuard, WriteGuard};
 
 /// A packet whose two words must always agree: a reader that sees them differ saw a torn or overwritten frame.
 #[derive(Debug, Default)]
@@ -55,6 +55,35 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     builder.check(f);
 }
 
+/// Spawns the producer: frames `0..frames`, each taken by `take` (blocking or not), filled and published; then it
+/// closes the exchange.
+fn produce(
+    ex: &Arc<FrameExchange<Packet>>,
+    frames: u64,
+    take: fn(&FrameExchange<Packet>) -> WriteGuard<'_, Packet>,
+) -> thread::JoinHandle<()> {
+    let ex = ex.clone();
+    thread::spawn(move || {
+        for f in 0..frames {
+            let mut w = take(&ex);
+            fill(&mut w, f);
+            assert_eq!(w.publish(), f);
+        }
+        ex.close();
+    })
+}
+
+/// Reads frames until the exchange is closed and drained, handing each to `on_frame`; any other error fails.
+fn consume(ex: &FrameExchange<Packet>, mut on_frame: impl FnMut(&ReadGuard<'_, Packet>)) {
+    loop {
+        match ex.begin_read() {
+            Ok(r) => on_frame(&r),
+            Err(Error::ExchangeClosed) => return,
+            Err(e) => panic!("unexpected error {e}"),
+        }
+    }
+}
+
 /// `Overrun::Wait`, two packets: every frame arrives once, in order, intact, and the producer's blocking
 /// `begin_write` is always woken (no lost wake-up, no deadlock).
 #[test]
@@ -62,30 +91,14 @@ fn wait_delivers_every_frame_in_order() {
     const FRAMES: u64 = 3;
     model(|| {
         let ex = Arc::new(FrameExchange::new(packets(2), Overrun::Wait).expect("two packets"));
-        let producer = {
-            let ex = ex.clone();
-            thread::spawn(move || {
-                for f in 0..FRAMES {
-                    let mut w = ex.begin_write().expect("open");
-                    fill(&mut w, f);
-                    assert_eq!(w.publish(), f);
-                }
-                ex.close();
-            })
-        };
+        let producer = produce(&ex, FRAMES, |ex| ex.begin_write().expect("open"));
         let mut next = 0;
-        loop {
-            match ex.begin_read() {
-                Ok(r) => {
-                    assert_eq!(r.frame(), next, "frames arrive in order, none skipped");
-                    assert_eq!(r.skipped(), 0);
-                    check(&r, next);
-                    next += 1;
-                }
-                Err(Error::ExchangeClosed) => break,
-                Err(e) => panic!("unexpected error {e}"),
-            }
-        }
+        consume(&ex, |r| {
+            assert_eq!(r.frame(), next, "frames arrive in order, none skipped");
+            assert_eq!(r.skipped(), 0);
+            check(r, next);
+            next += 1;
+        });
         producer.join().expect("producer");
         assert_eq!(next, FRAMES, "every published frame was read");
         let s = ex.stats();
@@ -101,41 +114,26 @@ fn drop_oldest_never_blocks_and_loses_no_change() {
     const FRAMES: u64 = 4;
     model(|| {
         let ex = Arc::new(FrameExchange::new(packets(3), Overrun::DropOldest).expect("three packets"));
-        let producer = {
-            let ex = ex.clone();
-            thread::spawn(move || {
-                for f in 0..FRAMES {
-                    let mut w = ex
-                        .try_begin_write()
-                        .expect("open")
-                        .expect("the producer never waits under DropOldest");
-                    fill(&mut w, f);
-                    w.publish();
-                }
-                ex.close();
-            })
-        };
+        let producer = produce(&ex, FRAMES, |ex| {
+            ex.try_begin_write()
+                .expect("open")
+                .expect("the producer never waits under DropOldest")
+        });
         let mut last = None;
         let mut covered = 0;
-        loop {
-            match ex.begin_read() {
-                Ok(r) => {
-                    let f = r.frame();
-                    assert!(last.is_none_or(|l| f > l), "frame {f} after {last:?}");
-                    assert_eq!(r.skipped(), f - last.map_or(0, |l| l + 1));
-                    check(&r, f);
-                    // The frames skipped since the last read were all folded into this one.
-                    assert_eq!(r.absorbed, r.skipped(), "frame {f}");
-                    // Read the packet again after a possible preemption: the producer must not have reused it.
-                    thread::yield_now();
-                    check(&r, f);
-                    covered += 1 + r.absorbed;
-                    last = Some(f);
-                }
-                Err(Error::ExchangeClosed) => break,
-                Err(e) => panic!("unexpected error {e}"),
-            }
-        }
+        consume(&ex, |r| {
+            let f = r.frame();
+            assert!(last.is_none_or(|l| f > l), "frame {f} after {last:?}");
+            assert_eq!(r.skipped(), f - last.map_or(0, |l| l + 1));
+            check(r, f);
+            // The frames skipped since the last read were all folded into this one.
+            assert_eq!(r.absorbed, r.skipped(), "frame {f}");
+            // Read the packet again after a possible preemption: the producer must not have reused it.
+            thread::yield_now();
+            check(r, f);
+            covered += 1 + r.absorbed;
+            last = Some(f);
+        });
         producer.join().expect("producer");
         assert_eq!(last, Some(FRAMES - 1), "the newest frame is always delivered");
         assert_eq!(covered, FRAMES, "every frame is read or folded into a read frame");
