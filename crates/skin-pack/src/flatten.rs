@@ -158,7 +158,36 @@ impl PaletteFormat for PaletteEntry {
         }
         *out = Self::encode_rows(rows, _origin);
     }
+
+    /// With an instance transform, AVX two joints at a time when the CPU has it and no product can overflow
+    /// (`‖L_T‖∞ · max|S| + Σ|t_T|` at most [`F32_FOLD_SAFE_MAX`], which also excludes non-finite transforms): the
+    /// same products in the same order as the portable path, so the same bits, without its per-row poison.
+    /// Otherwise, and without a transform, the default (the portable path).
+    fn encode_cached(pose: CachedPose<'_>, t: Option<&Affine3A>, out: &mut [Self], stream: bool) -> Vec4 {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = t
+            && crate::formats::fold_simd_available()
+        {
+            let c = &t.matrix3;
+            let e = [0, 1, 2].map(|r| [c.x_axis[r], c.y_axis[r], c.z_axis[r]]);
+            let shift = t.translation.abs();
+            // False for NaN (`norm_inf` is NaN when an element is, and the sum keeps it).
+            if crate::formats::norm_inf(&e) * pose.max_abs + (shift.x + shift.y + shift.z) <= F32_FOLD_SAFE_MAX {
+                crate::formats::fold_entry_simd(&e, t.translation.into(), pose.rows, out, stream);
+                return Vec4::ZERO;
+            }
+        }
+        match t {
+            None => copy_rows(pose.rows, out, stream),
+            Some(t) => fold_rows(t, pose.rows, out, stream),
+        }
+    }
 }
+
+/// The bound under which folding an instance transform into cached f32 rows cannot overflow: each element of
+/// `T × S` is at most `‖L_T‖∞ · max|S| + |t|` before rounding, and the few roundings on the way (relative `2⁻²⁴`
+/// each) stay far inside the factor of 2¹⁰ left to `f32::MAX`.
+const F32_FOLD_SAFE_MAX: f32 = f32::MAX / 1024.0;
 
 /// Non-temporal stores for the f32 palette entry on x86-64.
 #[cfg(target_arch = "x86_64")]
@@ -606,21 +635,28 @@ pub(crate) fn poison(v: Vec4) -> Vec4 {
 /// reports the others, and the job then encodes nothing from the cache).
 #[inline]
 fn max_abs_of(rows: &[[Vec4; 3]]) -> f32 {
-    rows.iter()
-        .fold(Vec4::ZERO, |m, r| m.max(r[0].abs()).max(r[1].abs()).max(r[2].abs()))
-        .max_element()
+    // One running maximum per row, so that the loop is three short chains of `max` rather than one long one.
+    let m = rows.iter().fold([Vec4::ZERO; 3], |m, r| {
+        [m[0].max(r[0].abs()), m[1].max(r[1].abs()), m[2].max(r[2].abs())]
+    });
+    m[0].max(m[1]).max(m[2]).max_element()
 }
 
 /// The rows of `m × ibm`, given the rows of `ibm`: row `r` is `Σₖ m[r][k] · ibm_row_k + (0, 0, 0, m[r][3])`.
 /// This needs one splat per element of `m` (12), 9 multiplies and 9 adds, and no transpose.
 #[inline(always)]
 fn skin_matrix_rows(m: &Affine3A, ibm: &[Vec4; 3]) -> [Vec4; 3] {
-    let c = &m.matrix3;
-    let t = m.translation;
-    [0, 1, 2].map(|r| {
-        let (x, y, z) = (c.x_axis[r], c.y_axis[r], c.z_axis[r]);
-        (Vec4::splat(x) * ibm[0] + Vec4::splat(y) * ibm[1]) + (Vec4::splat(z) * ibm[2] + Vec4::new(0.0, 0.0, 0.0, t[r]))
-    })
+    // Written out row by row: an `[0, 1, 2].map` closure here was left out of line, one call per row.
+    #[inline(always)]
+    fn row(x: f32, y: f32, z: f32, t: f32, ibm: &[Vec4; 3]) -> Vec4 {
+        (Vec4::splat(x) * ibm[0] + Vec4::splat(y) * ibm[1]) + (Vec4::splat(z) * ibm[2] + Vec4::new(0.0, 0.0, 0.0, t))
+    }
+    let (c, t) = (&m.matrix3, m.translation);
+    [
+        row(c.x_axis.x, c.y_axis.x, c.z_axis.x, t.x, ibm),
+        row(c.x_axis.y, c.y_axis.y, c.z_axis.y, t.y, ibm),
+        row(c.x_axis.z, c.y_axis.z, c.z_axis.z, t.z, ibm),
+    ]
 }
 
 /// Encodes `out.len()` entries whose rows `row(k)` computes, with translation origin `origin`; returns the poison
@@ -718,17 +754,17 @@ impl Fold {
     /// `T × S` with `T`'s translation left out: the rows relative to the origin `T.translation`.
     #[inline(always)]
     fn apply_relative(&self, s: &[Vec4; 3]) -> [Vec4; 3] {
-        [0, 1, 2].map(|r| {
-            let e = &self.splat[r];
-            (e[0] * s[0] + e[1] * s[1]) + e[2] * s[2]
-        })
+        let row = |e: &[Vec4; 3]| (e[0] * s[0] + e[1] * s[1]) + e[2] * s[2];
+        [row(&self.splat[0]), row(&self.splat[1]), row(&self.splat[2])]
     }
 
     #[inline(always)]
     fn apply(&self, s: &[Vec4; 3]) -> [Vec4; 3] {
-        [0, 1, 2].map(|r| {
-            let e = &self.splat[r];
-            (e[0] * s[0] + e[1] * s[1]) + (e[2] * s[2] + self.translation[r])
-        })
+        let row = |e: &[Vec4; 3], t: Vec4| (e[0] * s[0] + e[1] * s[1]) + (e[2] * s[2] + t);
+        [
+            row(&self.splat[0], self.translation[0]),
+            row(&self.splat[1], self.translation[1]),
+            row(&self.splat[2], self.translation[2]),
+        ]
     }
 }

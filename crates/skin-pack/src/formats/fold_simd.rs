@@ -10,8 +10,14 @@
 //!   component and an 8 × 8 transpose of halves in both 128-bit lanes, which leaves two neighbouring entries per
 //!   256-bit register.
 //!
-//! `mat3x4` needs AVX and F16C, `qt` AVX2, F16C and FMA. Both write with non-temporal stores when asked and the
-//! destination is aligned (16 bytes for `mat3x4`, 32 for `qt`). The callers check [`available`] or
+//! - [`entry`]: the f32 [`PaletteEntry`] with the instance transform folded in, two joints (96 bytes, three 256-bit
+//!   registers) per iteration: each register holds two rows, and each row is the portable path's
+//!   `(T[r][0]·S₀ + T[r][1]·S₁) + (T[r][2]·S₂ + t_r)` (`Fold::apply` in `flatten.rs`), so the bits are identical;
+//!   the rows `S_c` are broadcast or paired straight from memory, so the kernel needs no shuffles.
+//!
+//! `mat3x4` and `entry` need AVX and F16C (`entry` only AVX), `qt` AVX2, F16C and FMA. Both write with non-temporal stores when asked and the
+//! destination is aligned (16 bytes for `mat3x4`, 32 for `qt`; `entry` streams its pairs from a 32-byte boundary
+//! and a leading or trailing single joint from a 16-byte one). The callers check [`available`] or
 //! [`qt_available`] and that every value is in f16 range, so no clamp is needed (in range, clamping changes nothing).
 
 #![allow(
@@ -20,18 +26,19 @@
 )]
 
 use std::arch::x86_64::{
-    __m128i, __m256, __m256i, _MM_FROUND_TO_NEAREST_INT, _mm_castpd_si128, _mm_castsi128_pd, _mm_cvtps_ph,
-    _mm_loadu_ps, _mm_set1_ps, _mm_shuffle_pd, _mm_storel_epi64, _mm_storeu_si128, _mm_stream_si128,
-    _mm_unpackhi_epi64, _mm_unpacklo_epi64, _mm256_add_ps, _mm256_and_ps, _mm256_cvtps_ph, _mm256_fmadd_ps,
-    _mm256_loadu_ps, _mm256_loadu2_m128, _mm256_mul_ps, _mm256_set_m128i, _mm256_set1_ps, _mm256_storeu_si256,
-    _mm256_stream_si256, _mm256_unpackhi_epi16, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi16,
-    _mm256_unpacklo_epi32, _mm256_unpacklo_epi64, _mm256_xor_ps,
+    __m128, __m128i, __m256, __m256i, _MM_FROUND_TO_NEAREST_INT, _mm_add_ps, _mm_castpd_si128, _mm_castsi128_pd,
+    _mm_cvtps_ph, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps, _mm_setr_ps, _mm_shuffle_pd, _mm_storel_epi64, _mm_storeu_ps,
+    _mm_storeu_si128, _mm_stream_ps, _mm_stream_si128, _mm_unpackhi_epi64, _mm_unpacklo_epi64, _mm256_add_ps,
+    _mm256_and_ps, _mm256_broadcast_ps, _mm256_cvtps_ph, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_loadu2_m128,
+    _mm256_mul_ps, _mm256_set_m128i, _mm256_set1_ps, _mm256_setr_ps, _mm256_storeu_ps, _mm256_storeu_si256,
+    _mm256_stream_ps, _mm256_stream_si256, _mm256_unpackhi_epi16, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64,
+    _mm256_unpacklo_epi16, _mm256_unpacklo_epi32, _mm256_unpacklo_epi64, _mm256_xor_ps,
 };
 
 use glam::Vec4;
 
 use super::qt_f16::{QT_BLOCK, QT_BLOCK_FLOATS, QtFold};
-use crate::{Mat3x4F16, QtF16};
+use crate::{Mat3x4F16, PaletteEntry, QtF16};
 
 /// Whether the CPU has what [`mat3x4`] uses (AVX and F16C; the detection is cached by the standard library).
 #[inline]
@@ -70,7 +77,6 @@ pub fn mat3x4(e: Option<&[[f32; 3]; 3]>, rows: &[[Vec4; 3]], out: &mut [Mat3x4F1
 #[inline]
 #[target_feature(enable = "avx,f16c")]
 unsafe fn mat3x4_one<const FOLD: bool>(e: &[[f32; 3]; 3], src: *const f32, dst: *mut u8) {
-    use std::arch::x86_64::{_mm_add_ps, _mm_mul_ps};
     // SAFETY: as the function's contract states.
     unsafe {
         let s = [_mm_loadu_ps(src), _mm_loadu_ps(src.add(4)), _mm_loadu_ps(src.add(8))];
@@ -152,6 +158,111 @@ unsafe fn mat3x4_kernel<const FOLD: bool>(e: &[[f32; 3]; 3], rows: &[[Vec4; 3]],
     if k < n {
         // SAFETY: joint `k` is the last one, inside `rows` and `out`.
         unsafe { mat3x4_one::<FOLD>(e, src.add(12 * k), dst.add(24 * k)) };
+    }
+}
+
+/// Writes `T × rows[k]` into `out[k]` for every `k < out.len()`, where `T` has the rows `e` (its linear part) and
+/// the translation `t`: row `r` of each entry is `(e[r][0]·S₀ + e[r][1]·S₁) + (e[r][2]·S₂ + (0, 0, 0, t[r]))`, the
+/// products and sums of the portable path in its order, so the same bits.
+///
+/// # Panics
+///
+/// When [`available`] is false or `rows` is shorter than `out` (both are the caller's bugs).
+pub fn entry(e: &[[f32; 3]; 3], t: [f32; 3], rows: &[[Vec4; 3]], out: &mut [PaletteEntry], stream: bool) {
+    assert!(available() && rows.len() >= out.len(), "checked by the caller");
+    // SAFETY: the CPU has AVX (asserted), and `rows` covers `out`.
+    unsafe { entry_kernel(e, t, rows, out, stream) }
+}
+
+/// One joint of [`entry_kernel`] with 128-bit registers, streamed when `stream` (then `dst` is 16-byte aligned).
+///
+/// # Safety
+///
+/// The CPU has AVX; `src` points to 12 readable floats and `dst` to 12 writable ones.
+#[inline]
+#[target_feature(enable = "avx")]
+unsafe fn entry_one(e: &[[f32; 3]; 3], t: [f32; 3], src: *const f32, dst: *mut f32, stream: bool) {
+    // SAFETY: as the function's contract states.
+    unsafe {
+        let s = [_mm_loadu_ps(src), _mm_loadu_ps(src.add(4)), _mm_loadu_ps(src.add(8))];
+        for (r, e) in e.iter().enumerate() {
+            let a = _mm_mul_ps(_mm_set1_ps(e[0]), s[0]);
+            let b = _mm_mul_ps(_mm_set1_ps(e[1]), s[1]);
+            let c = _mm_mul_ps(_mm_set1_ps(e[2]), s[2]);
+            let v = _mm_add_ps(_mm_add_ps(a, b), _mm_add_ps(c, _mm_setr_ps(0.0, 0.0, 0.0, t[r])));
+            if stream {
+                _mm_stream_ps(dst.add(4 * r), v);
+            } else {
+                _mm_storeu_ps(dst.add(4 * r), v);
+            }
+        }
+    }
+}
+
+/// The kernel of [`entry`].
+///
+/// # Safety
+///
+/// The CPU has AVX, and `rows.len() >= out.len()`.
+#[target_feature(enable = "avx")]
+unsafe fn entry_kernel(e: &[[f32; 3]; 3], t: [f32; 3], rows: &[[Vec4; 3]], out: &mut [PaletteEntry], stream: bool) {
+    let n = out.len();
+    let src = rows.as_ptr().cast::<f32>();
+    let dst = out.as_mut_ptr().cast::<f32>();
+    // A pair of joints `k`, `k + 1` is written as three registers: `[row 0 | row 1]` of `k`, `[row 2 of k | row 0 of
+    // k + 1]` and `[row 1 | row 2]` of `k + 1`. Each needs, per column `c` of `T`, the two rows' elements splat in
+    // its halves, and the translations in lane 3 of each half.
+    let halves = |a: f32, b: f32| _mm256_setr_ps(a, a, a, a, b, b, b, b);
+    let coefficients = |r0: usize, r1: usize| [0, 1, 2].map(|c| halves(e[r0][c], e[r1][c]));
+    let (ea, eb, ec) = (coefficients(0, 1), coefficients(2, 0), coefficients(1, 2));
+    let shift = |a: f32, b: f32| _mm256_setr_ps(0.0, 0.0, 0.0, a, 0.0, 0.0, 0.0, b);
+    let (ta, tb, tc) = (shift(t[0], t[1]), shift(t[2], t[0]), shift(t[1], t[2]));
+    // The portable order: (e₀·S₀ + e₁·S₁) + (e₂·S₂ + t).
+    let rows_of = |e: &[__m256; 3], s: [__m256; 3], t: __m256| {
+        _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(e[0], s[0]), _mm256_mul_ps(e[1], s[1])),
+            _mm256_add_ps(_mm256_mul_ps(e[2], s[2]), t),
+        )
+    };
+    let mut k = 0;
+    let stream16 = stream && (dst as usize).is_multiple_of(16);
+    // A destination 16 bytes past a 32-byte boundary becomes 32-byte aligned after one joint (48 bytes).
+    if stream16 && n > 0 && dst as usize % 32 == 16 {
+        // SAFETY: joint 0 exists; its 12 floats are inside `rows` and `out`, and `dst` is 16-byte aligned.
+        unsafe { entry_one(e, t, src, dst, true) };
+        k = 1;
+    }
+    // SAFETY: `k <= n`, so `dst + 12k` is inside `out` or one past its end.
+    let stream32 = stream16 && (unsafe { dst.add(12 * k) } as usize).is_multiple_of(32);
+    while k + 2 <= n {
+        // SAFETY: joints `k` and `k + 1` are inside `rows` (24 floats from `src + 12k`, each row a 16-byte aligned
+        // `Vec4`) and `out` (24 floats from `dst + 12k`, 32-byte aligned when `stream32`); the CPU has AVX.
+        unsafe {
+            let p = src.add(12 * k);
+            let row = |i: usize| &*p.add(4 * i).cast::<__m128>();
+            let first = [0, 1, 2].map(|c| _mm256_broadcast_ps(row(c)));
+            let second = [0, 1, 2].map(|c| _mm256_broadcast_ps(row(3 + c)));
+            let mixed = [0, 1, 2].map(|c| _mm256_loadu2_m128(p.add(4 * (3 + c)), p.add(4 * c)));
+            let a = rows_of(&ea, first, ta);
+            let b = rows_of(&eb, mixed, tb);
+            let c = rows_of(&ec, second, tc);
+            let q = dst.add(12 * k);
+            if stream32 {
+                _mm256_stream_ps(q, a);
+                _mm256_stream_ps(q.add(8), b);
+                _mm256_stream_ps(q.add(16), c);
+            } else {
+                _mm256_storeu_ps(q, a);
+                _mm256_storeu_ps(q.add(8), b);
+                _mm256_storeu_ps(q.add(16), c);
+            }
+        }
+        k += 2;
+    }
+    if k < n {
+        // SAFETY: joint `k` is the last one, inside `rows` and `out`; `dst + 12k` is 16-byte aligned when
+        // `stream16` (48 bytes per joint from a 16-byte aligned start).
+        unsafe { entry_one(e, t, src.add(12 * k), dst.add(12 * k), stream16) };
     }
 }
 
@@ -311,6 +422,7 @@ unsafe fn qt_kernel<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &mut [QtF
 
 #[cfg(test)]
 mod tests {
+    use bytemuck::Zeroable;
     use glam::{Affine3A, Quat, Vec3, Vec3A};
     use proptest::prelude::*;
 
@@ -372,6 +484,34 @@ mod tests {
             };
             prop_assert_eq!(poison, Vec4::ZERO);
             prop_assert_eq!(&fast[offset..], &plain[..]);
+        }
+
+        /// The AVX f32 kernel gives the portable path's bits (`fold_rows`, which `prop_flatten` checks against the
+        /// exact product) at every length, at each 16-byte placement of the destination, with both store kinds.
+        #[test]
+        fn entry_kernel_equals_the_portable_path(
+            joints in prop::collection::vec(similarity(50.0, true), 0..40),
+            linear in prop::array::uniform9(-4.0f32..4.0),
+            translation in prop::array::uniform3(-1000.0f32..1000.0),
+            offset in 0usize..4,
+            stream in any::<bool>(),
+        ) {
+            prop_assume!(available());
+            // Any affine transform, not only similarities: the kernel does not rely on the format's precondition.
+            let t = Affine3A::from_cols_array(&[
+                linear[0], linear[1], linear[2], linear[3], linear[4], linear[5], linear[6], linear[7], linear[8],
+                translation[0], translation[1], translation[2],
+            ]);
+            let rows: Vec<[Vec4; 3]> = joints.iter().map(rows_of).collect();
+            let mut fast = vec![PaletteEntry::zeroed(); rows.len() + offset];
+            let mut plain = vec![PaletteEntry::zeroed(); rows.len()];
+            let c = &t.matrix3;
+            let e = [0, 1, 2].map(|r| [c.x_axis[r], c.y_axis[r], c.z_axis[r]]);
+            entry(&e, t.translation.into(), &rows, &mut fast[offset..], stream);
+            let poison = fold_rows(&t, &rows, &mut plain, false);
+            prop_assert_eq!(poison, Vec4::ZERO);
+            let bits = |e: &[PaletteEntry]| bytemuck::cast_slice::<PaletteEntry, u32>(e).to_vec();
+            prop_assert_eq!(bits(&fast[offset..]), bits(&plain));
         }
 
         /// Decomposing four instance transforms at once gives the bits of one at a time.

@@ -69,9 +69,11 @@ use half::slice::HalfFloatSliceExt;
 
 use crate::{Error, PaletteFormat, Result};
 
+#[cfg(target_arch = "x86_64")]
+pub(crate) use fold_simd::{available as fold_simd_available, entry as fold_entry_simd};
 pub use mat3x4_f16::Mat3x4F16;
 pub use qt_f16::QtF16;
-pub(crate) use qt_f16::qt_cached_floats;
+pub(crate) use qt_f16::{norm_inf, qt_cached_floats};
 pub use uniform_scale::{F16Kind, QT_F16_SCALE_TOLERANCE, check_uniform_scale, choose_f16_format};
 pub use vertex_error::{VertexError, VertexErrorScratch, f16_vertex_error};
 
