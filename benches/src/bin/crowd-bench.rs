@@ -72,18 +72,18 @@ fn main() {
     }
     let wants = |g: &str| args.groups.is_empty() || args.groups.iter().any(|x| x == g);
     let mut figures = Vec::new();
-    if wants("anim_pose") {
-        if let Err(e) = anim_pose_group(args.quick, &mut figures) {
-            eprintln!("error: anim_pose group: {e}");
-            std::process::exit(1);
-        }
+    if wants("anim_pose")
+        && let Err(e) = anim_pose_group(args.quick, &mut figures)
+    {
+        eprintln!("error: anim_pose group: {e}");
+        std::process::exit(1);
     }
     let named = |g: &str| args.groups.iter().any(|x| x == g);
-    if named("pool_k") || (args.groups.is_empty() && !args.quick) {
-        if let Err(e) = pool_k_group(&mut figures) {
-            eprintln!("error: pool_k group: {e}");
-            std::process::exit(1);
-        }
+    if (named("pool_k") || (args.groups.is_empty() && !args.quick))
+        && let Err(e) = pool_k_group(&mut figures)
+    {
+        eprintln!("error: pool_k group: {e}");
+        std::process::exit(1);
     }
     if wants("skin_pack") {
         let parts: [(&str, Part); 3] = [
@@ -98,11 +98,11 @@ fn main() {
             }
         }
     }
-    if wants("crowd_cull") {
-        if let Err(e) = crowd_benches::groups::crowd_cull::run(args.quick, &mut figures) {
-            eprintln!("error: crowd_cull group: {e}");
-            std::process::exit(1);
-        }
+    if wants("crowd_cull")
+        && let Err(e) = crowd_benches::groups::crowd_cull::run(args.quick, &mut figures)
+    {
+        eprintln!("error: crowd_cull group: {e}");
+        std::process::exit(1);
     }
     print!("{}", report_table(&figures));
     if let Some(path) = args.json {

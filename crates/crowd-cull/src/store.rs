@@ -323,10 +323,10 @@ impl InstanceStore {
         if anim.clip >= clip_count {
             return Err(unknown(anim.clip));
         }
-        if let Some(t) = anim.fade_target {
-            if t >= clip_count {
-                return Err(unknown(t));
-            }
+        if let Some(t) = anim.fade_target
+            && t >= clip_count
+        {
+            return Err(unknown(t));
         }
         if !(anim.start_time.is_finite() && anim.speed.is_finite() && anim.fade_weight.is_finite()) {
             return Err(Error::NonFinite {

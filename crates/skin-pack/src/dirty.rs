@@ -339,10 +339,10 @@ impl DirtyTracker {
 
     /// Clears the bits at or past `len` in the last word, keeping the invariant that they are zero.
     fn mask_tail(&mut self) {
-        if !self.len.is_multiple_of(WORD_BITS) {
-            if let Some(last) = self.words.last_mut() {
-                *last &= !0u64 >> (WORD_BITS - self.len % WORD_BITS);
-            }
+        if !self.len.is_multiple_of(WORD_BITS)
+            && let Some(last) = self.words.last_mut()
+        {
+            *last &= !0u64 >> (WORD_BITS - self.len % WORD_BITS);
         }
     }
 }

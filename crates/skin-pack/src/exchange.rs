@@ -425,11 +425,11 @@ impl<P: FramePacket> FrameExchange<P> {
             if self.policy == Overrun::DropOldest {
                 // No packet is free and none is being written: with three packets, at most one is being read, so at
                 // least two hold unread frames. Reuse the oldest after folding it into the next newer one.
-                if let Some((oldest, _)) = self.ready_slot(&state, false, None) {
-                    if let Some((next, _)) = self.ready_slot_after(&state, oldest) {
-                        self.drop_into(&mut state, oldest, next);
-                        break oldest;
-                    }
+                if let Some((oldest, _)) = self.ready_slot(&state, false, None)
+                    && let Some((next, _)) = self.ready_slot_after(&state, oldest)
+                {
+                    self.drop_into(&mut state, oldest, next);
+                    break oldest;
                 }
             }
             if !waited && !matches!(patience, Patience::None) {

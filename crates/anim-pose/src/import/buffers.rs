@@ -246,13 +246,13 @@ pub(super) fn view_bytes<'b>(root: &json::Root, buffers: &'b [Cow<'_, [u8]>], in
             ),
         ));
     };
-    if let Some(stride) = view.byte_stride {
-        if !(4..=252).contains(&stride.0) || stride.0 % 4 != 0 {
-            return Err(Error::invalid(
-                object(),
-                format!("byteStride {} must be a multiple of 4 between 4 and 252", stride.0),
-            ));
-        }
+    if let Some(stride) = view.byte_stride
+        && (!(4..=252).contains(&stride.0) || stride.0 % 4 != 0)
+    {
+        return Err(Error::invalid(
+            object(),
+            format!("byteStride {} must be a multiple of 4 between 4 and 252", stride.0),
+        ));
     }
     buffer
         .get(range)

@@ -94,16 +94,16 @@ fn sampler<'s>(src: &'s Source<'_>, a: usize, s: usize) -> Result<Sampler<'s>> {
             ));
         }
         for (i, pair) in times.windows(2).enumerate() {
-            if let [before, after] = *pair {
-                if after <= before {
-                    return Err(Error::invalid(
-                        input_name(),
-                        format!(
-                            "key times must strictly increase, but key {} at {after} s follows {before} s",
-                            i + 1
-                        ),
-                    ));
-                }
+            if let [before, after] = *pair
+                && after <= before
+            {
+                return Err(Error::invalid(
+                    input_name(),
+                    format!(
+                        "key times must strictly increase, but key {} at {after} s follows {before} s",
+                        i + 1
+                    ),
+                ));
             }
         }
     }

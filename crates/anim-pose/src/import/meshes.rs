@@ -53,12 +53,11 @@ fn attribute_accessor_name(
 fn skins_per_mesh(root: &json::Root) -> Vec<Vec<usize>> {
     let mut out = vec![Vec::new(); root.meshes.len()];
     for node in &root.nodes {
-        if let (Some(mesh), Some(skin)) = (node.mesh, node.skin) {
-            if let Some(list) = out.get_mut(mesh.value()) {
-                if !list.contains(&skin.value()) {
-                    list.push(skin.value());
-                }
-            }
+        if let (Some(mesh), Some(skin)) = (node.mesh, node.skin)
+            && let Some(list) = out.get_mut(mesh.value())
+            && !list.contains(&skin.value())
+        {
+            list.push(skin.value());
         }
     }
     out
@@ -191,13 +190,13 @@ fn check_primitive(src: &Source<'_>, skeletons: &[Skeleton], m: usize, p: usize,
         })?;
         match semantic {
             Checked::Valid(s) => {
-                if let Some((formats, description)) = attribute_formats(s) {
-                    if !has_format(a, formats) {
-                        return Err(Error::invalid(
-                            attribute_accessor_name(root, index, &name, m, p),
-                            format!("is {}, but {name} must be {description}", a.format()),
-                        ));
-                    }
+                if let Some((formats, description)) = attribute_formats(s)
+                    && !has_format(a, formats)
+                {
+                    return Err(Error::invalid(
+                        attribute_accessor_name(root, index, &name, m, p),
+                        format!("is {}, but {name} must be {description}", a.format()),
+                    ));
                 }
             }
             Checked::Invalid => {

@@ -239,17 +239,17 @@ fn check_accessor_data(src: &Source<'_>, a: &AccessorData) -> Result<()> {
         // The validator checks data only when there is some: zero-filled accessors are exempt.
         return Ok(());
     }
-    if a.component_type == ComponentType::F32 {
-        if let Some((i, v)) = a.raw().iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(Error::invalid(
-                object(),
-                format!(
-                    "element {} component {} is {v}, not a finite number",
-                    i / components,
-                    i % components
-                ),
-            ));
-        }
+    if a.component_type == ComponentType::F32
+        && let Some((i, v)) = a.raw().iter().enumerate().find(|(_, v)| !v.is_finite())
+    {
+        return Err(Error::invalid(
+            object(),
+            format!(
+                "element {} component {} is {v}, not a finite number",
+                i / components,
+                i % components
+            ),
+        ));
     }
     for (declared, is_min) in [(min, true), (max, false)] {
         let Some(declared) = declared else { continue };
@@ -285,13 +285,13 @@ pub(super) fn check_nodes_and_scenes(src: &Source<'_>) -> Result<()> {
     let root = &src.root;
     for (i, node) in root.nodes.iter().enumerate() {
         let object = || node_name(root, i);
-        if let Some(mesh) = node.mesh {
-            if mesh.value() >= root.meshes.len() {
-                return Err(Error::invalid(
-                    object(),
-                    format!("refers to mesh {}, which does not exist", mesh.value()),
-                ));
-            }
+        if let Some(mesh) = node.mesh
+            && mesh.value() >= root.meshes.len()
+        {
+            return Err(Error::invalid(
+                object(),
+                format!("refers to mesh {}, which does not exist", mesh.value()),
+            ));
         }
         if let Some(skin) = node.skin {
             if skin.value() >= root.skins.len() {
@@ -329,13 +329,13 @@ pub(super) fn check_nodes_and_scenes(src: &Source<'_>) -> Result<()> {
             }
         }
     }
-    if let Some(scene) = root.scene {
-        if scene.value() >= root.scenes.len() {
-            return Err(Error::invalid(
-                "glTF JSON",
-                format!("default scene {} does not exist", scene.value()),
-            ));
-        }
+    if let Some(scene) = root.scene
+        && scene.value() >= root.scenes.len()
+    {
+        return Err(Error::invalid(
+            "glTF JSON",
+            format!("default scene {} does not exist", scene.value()),
+        ));
     }
     for (s, scene) in root.scenes.iter().enumerate() {
         for node in &scene.nodes {

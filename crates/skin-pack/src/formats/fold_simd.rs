@@ -15,6 +15,9 @@
 //!   `(T[r][0]·S₀ + T[r][1]·S₁) + (T[r][2]·S₂ + t_r)` (`Fold::apply` in `flatten.rs`), so the bits are identical;
 //!   the rows `S_c` are broadcast or paired straight from memory, so the kernel needs no shuffles.
 //!
+//!   Where the CPU also has AVX-512F, [`qt`] folds each component of a block's sixteen joints in one 512-bit
+//!   register (`qt_kernel_avx512`), with the same single roundings, so the same bits.
+//!
 //! `mat3x4` and `entry` need AVX and F16C (`entry` only AVX), `qt` AVX2, F16C and FMA. Both write with non-temporal stores when asked and the
 //! destination is aligned (16 bytes for `mat3x4`, 32 for `qt`; `entry` streams its pairs from a 32-byte boundary
 //! and a leading or trailing single joint from a 16-byte one). The callers check [`available`] or
@@ -26,13 +29,19 @@
 )]
 
 use std::arch::x86_64::{
-    __m128, __m128i, __m256, __m256i, _MM_FROUND_TO_NEAREST_INT, _mm_add_ps, _mm_castpd_si128, _mm_castsi128_pd,
-    _mm_cvtps_ph, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps, _mm_setr_ps, _mm_shuffle_pd, _mm_storel_epi64, _mm_storeu_ps,
-    _mm_storeu_si128, _mm_stream_ps, _mm_stream_si128, _mm_unpackhi_epi64, _mm_unpacklo_epi64, _mm256_add_ps,
-    _mm256_and_ps, _mm256_broadcast_ps, _mm256_cvtps_ph, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_loadu2_m128,
-    _mm256_mul_ps, _mm256_set_m128i, _mm256_set1_ps, _mm256_setr_ps, _mm256_storeu_ps, _mm256_storeu_si256,
-    _mm256_stream_ps, _mm256_stream_si256, _mm256_unpackhi_epi16, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64,
-    _mm256_unpacklo_epi16, _mm256_unpacklo_epi32, _mm256_unpacklo_epi64, _mm256_xor_ps,
+    __m128, __m128i, __m256, __m256i, __m512, __m512i, _MM_FROUND_TO_NEAREST_INT, _mm_add_ps, _mm_castpd_si128,
+    _mm_castsi128_pd, _mm_cvtps_ph, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps, _mm_setr_ps, _mm_shuffle_pd,
+    _mm_storel_epi64, _mm_storeu_ps, _mm_storeu_si128, _mm_stream_ps, _mm_stream_si128, _mm_unpackhi_epi64,
+    _mm_unpacklo_epi64, _mm256_add_ps, _mm256_and_ps, _mm256_broadcast_ps, _mm256_cvtps_ph, _mm256_fmadd_ps,
+    _mm256_loadu_ps, _mm256_loadu2_m128, _mm256_mul_ps, _mm256_set_m128i, _mm256_set1_ps, _mm256_setr_ps,
+    _mm256_storeu_ps, _mm256_storeu_si256, _mm256_stream_ps, _mm256_stream_si256, _mm256_unpackhi_epi16,
+    _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi16, _mm256_unpacklo_epi32, _mm256_unpacklo_epi64,
+    _mm256_xor_ps, _mm512_and_si512, _mm512_castps_si512, _mm512_castsi512_ps, _mm512_cvtps_ph, _mm512_fmadd_ps,
+    _mm512_fnmadd_ps, _mm512_loadu_ps, _mm512_mul_ps, _mm512_set1_epi32, _mm512_set1_ps, _mm512_xor_si512,
+};
+
+use std::arch::x86_64::{
+    _mm512_add_ps, _mm512_broadcast_f32x4, _mm512_mask_blend_ps, _mm512_setr_ps, _mm512_storeu_ps, _mm512_stream_ps,
 };
 
 use glam::Vec4;
@@ -59,12 +68,21 @@ pub fn qt_available() -> bool {
 ///
 /// When [`available`] is false or `rows` is shorter than `out` (both are the caller's bugs).
 pub fn mat3x4(e: Option<&[[f32; 3]; 3]>, rows: &[[Vec4; 3]], out: &mut [Mat3x4F16], stream: bool) {
+    mat3x4_with(avx512_available(), e, rows, out, stream);
+}
+
+/// [`mat3x4`] with the AVX-512 kernel when `avx512` is set (and the CPU has it), the AVX kernel otherwise.
+fn mat3x4_with(avx512: bool, e: Option<&[[f32; 3]; 3]>, rows: &[[Vec4; 3]], out: &mut [Mat3x4F16], stream: bool) {
     assert!(available() && rows.len() >= out.len(), "checked by the caller");
-    // SAFETY: the CPU has AVX and F16C (asserted), and `rows` covers `out`.
+    let zero = [[0.0; 3]; 3];
+    // SAFETY: the CPU has AVX and F16C (asserted), and AVX-512F when `avx512 && avx512_available()`; `rows`
+    // covers `out`.
     unsafe {
-        match e {
-            Some(e) => mat3x4_kernel::<true>(e, rows, out, stream),
-            None => mat3x4_kernel::<false>(&[[0.0; 3]; 3], rows, out, stream),
+        match (avx512 && avx512_available(), e) {
+            (true, Some(e)) => mat3x4_kernel_avx512::<true>(e, rows, out, stream),
+            (true, None) => mat3x4_kernel_avx512::<false>(&zero, rows, out, stream),
+            (false, Some(e)) => mat3x4_kernel::<true>(e, rows, out, stream),
+            (false, None) => mat3x4_kernel::<false>(&zero, rows, out, stream),
         }
     }
 }
@@ -169,9 +187,27 @@ unsafe fn mat3x4_kernel<const FOLD: bool>(e: &[[f32; 3]; 3], rows: &[[Vec4; 3]],
 ///
 /// When [`available`] is false or `rows` is shorter than `out` (both are the caller's bugs).
 pub fn entry(e: &[[f32; 3]; 3], t: [f32; 3], rows: &[[Vec4; 3]], out: &mut [PaletteEntry], stream: bool) {
+    entry_with(avx512_available(), e, t, rows, out, stream);
+}
+
+/// [`entry`] with the AVX-512 kernel when `avx512` is set (and the CPU has it), the AVX kernel otherwise.
+fn entry_with(
+    avx512: bool,
+    e: &[[f32; 3]; 3],
+    t: [f32; 3],
+    rows: &[[Vec4; 3]],
+    out: &mut [PaletteEntry],
+    stream: bool,
+) {
     assert!(available() && rows.len() >= out.len(), "checked by the caller");
-    // SAFETY: the CPU has AVX (asserted), and `rows` covers `out`.
-    unsafe { entry_kernel(e, t, rows, out, stream) }
+    // SAFETY: the CPU has AVX (asserted), and AVX-512F when `avx512 && avx512_available()`; `rows` covers `out`.
+    unsafe {
+        if avx512 && avx512_available() {
+            entry_kernel_avx512(e, t, rows, out, stream);
+        } else {
+            entry_kernel(e, t, rows, out, stream);
+        }
+    }
 }
 
 /// One joint of [`entry_kernel`] with 128-bit registers, streamed when `stream` (then `dst` is 16-byte aligned).
@@ -266,16 +302,214 @@ unsafe fn entry_kernel(e: &[[f32; 3]; 3], t: [f32; 3], rows: &[[Vec4; 3]], out: 
     }
 }
 
-/// Proof that the CPU has what [`qt`] uses (AVX2, F16C and FMA): only [`QtKernel::detect`] makes one, so a
-/// palette loop detects once.
+/// Whether the CPU has AVX-512F (the detection is cached by the standard library).
+#[inline]
+fn avx512_available() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+}
+
+/// The instance transform `T` prepared for [`rows4`]: four joints' twelve rows of `T × S` fill three 512-bit
+/// registers, chunk `k` (128 bits) of register `z` holding row `(4z + k) % 3` of joint `(4z + k) / 3`, which is
+/// their order in memory. `e[z][c]` splats, per chunk, the element of `T` in that row and column `c`; `t[z]`
+/// holds that row's translation in lane 3 of each chunk.
+struct Rows4 {
+    e: [[__m512; 3]; 3],
+    t: [__m512; 3],
+}
+
+impl Rows4 {
+    /// `T`'s linear part by rows, `e`, and its translation `t`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn new(e: &[[f32; 3]; 3], t: [f32; 3]) -> Self {
+        let row = |z: usize, k: usize| (4 * z + k) % 3;
+        let coefficients = |z: usize, c: usize| {
+            let [a, b, d, f] = [0, 1, 2, 3].map(|k| e[row(z, k)][c]);
+            _mm512_setr_ps(a, a, a, a, b, b, b, b, d, d, d, d, f, f, f, f)
+        };
+        let shift = |z: usize| {
+            let [a, b, d, f] = [0, 1, 2, 3].map(|k| t[row(z, k)]);
+            _mm512_setr_ps(0.0, 0.0, 0.0, a, 0.0, 0.0, 0.0, b, 0.0, 0.0, 0.0, d, 0.0, 0.0, 0.0, f)
+        };
+        Self {
+            e: std::array::from_fn(|z| std::array::from_fn(|c| coefficients(z, c))),
+            t: std::array::from_fn(shift),
+        }
+    }
+}
+
+/// The twelve rows of `T × S` for the four joints whose rows start at `p`, in memory order (see [`Rows4`]): row
+/// `r` of each is the portable path's `(T[r][0]·S₀ + T[r][1]·S₁) + T[r][2]·S₂`, plus `(0, 0, 0, t[r])` as
+/// `(… + (T[r][2]·S₂ + t))` when `SHIFT` (the absolute f32 entry), so the same bits. Each input row `S_c` of a
+/// joint is broadcast to the four chunks straight from memory, and a masked blend picks, per register, the joint
+/// of each chunk.
+///
+/// # Safety
+///
+/// The CPU has AVX-512F, and `p` points to four joints' rows (48 floats, each row 16-byte aligned).
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn rows4<const SHIFT: bool>(k: &Rows4, p: *const f32) -> [__m512; 3] {
+    // SAFETY: row `c` of joint `j` is inside the 48 floats at `p` (the caller's contract).
+    let b = |j: usize, c: usize| unsafe { _mm512_broadcast_f32x4(_mm_loadu_ps(p.add(12 * j + 4 * c))) };
+    // Per column `c`, the inputs of the three registers: the chunks read joints (0, 0, 0, 1), (1, 1, 2, 2) and
+    // (2, 3, 3, 3).
+    let s: [[__m512; 3]; 3] = std::array::from_fn(|c| {
+        let (b0, b1, b2, b3) = (b(0, c), b(1, c), b(2, c), b(3, c));
+        [
+            _mm512_mask_blend_ps(0xF000, b0, b1),
+            _mm512_mask_blend_ps(0xFF00, b1, b2),
+            _mm512_mask_blend_ps(0xFFF0, b2, b3),
+        ]
+    });
+    std::array::from_fn(|z| {
+        let e = &k.e[z];
+        let front = _mm512_add_ps(_mm512_mul_ps(e[0], s[0][z]), _mm512_mul_ps(e[1], s[1][z]));
+        let back = _mm512_mul_ps(e[2], s[2][z]);
+        if SHIFT {
+            _mm512_add_ps(front, _mm512_add_ps(back, k.t[z]))
+        } else {
+            _mm512_add_ps(front, back)
+        }
+    })
+}
+
+/// The first joint from which every group of four starts at a multiple of `align` bytes, for entries of `size`
+/// bytes from `dst`; `None` when no joint does (the destination is misaligned for the entry size).
+#[inline]
+fn aligned_start(dst: usize, size: usize, align: usize) -> Option<usize> {
+    (0..4).find(|k| (dst + size * k).is_multiple_of(align))
+}
+
+/// [`mat3x4_kernel`] with AVX-512F: four joints per iteration as three 512-bit registers of rows in memory order
+/// ([`rows4`]), each converted with one `vcvtps2ph` to 32 bytes of entries, so three 32-byte stores per four
+/// joints, streamed from a 32-byte boundary when asked. The joints before that boundary and the last few go
+/// through the AVX kernel.
+///
+/// # Safety
+///
+/// The CPU has AVX-512F, AVX and F16C, and `rows.len() >= out.len()`.
+#[target_feature(enable = "avx512f,avx,f16c")]
+unsafe fn mat3x4_kernel_avx512<const FOLD: bool>(
+    e: &[[f32; 3]; 3],
+    rows: &[[Vec4; 3]],
+    out: &mut [Mat3x4F16],
+    stream: bool,
+) {
+    let n = out.len();
+    let dst = out.as_mut_ptr().cast::<u8>();
+    let lead = if stream {
+        aligned_start(dst as usize, 24, 32)
+    } else {
+        Some(0)
+    };
+    let (lead, stream) = match lead {
+        Some(lead) => (lead.min(n), stream),
+        None => (0, false),
+    };
+    // SAFETY: the CPU has AVX and F16C; the slices are inside `rows` and `out`.
+    unsafe { mat3x4_kernel::<FOLD>(e, &rows[..lead], &mut out[..lead], stream) };
+    let k4 = Rows4::new(e, [0.0; 3]);
+    let src = rows.as_ptr().cast::<f32>();
+    let mut k = lead;
+    while k + 4 <= n {
+        // SAFETY: joints `k..k + 4` are inside `rows` (48 floats from `src + 12k`) and `out` (96 bytes from
+        // `dst + 24k`, 32-byte aligned when `stream`); the CPU has AVX-512F and F16C.
+        unsafe {
+            let p = src.add(12 * k);
+            let z = if FOLD {
+                rows4::<false>(&k4, p)
+            } else {
+                [0, 1, 2].map(|i| _mm512_loadu_ps(p.add(16 * i)))
+            };
+            let q = dst.add(24 * k).cast::<__m256i>();
+            for (i, z) in z.into_iter().enumerate() {
+                let h = _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(z);
+                if stream {
+                    _mm256_stream_si256(q.add(i), h);
+                } else {
+                    _mm256_storeu_si256(q.add(i), h);
+                }
+            }
+        }
+        k += 4;
+    }
+    // SAFETY: as above, for the last joints.
+    unsafe { mat3x4_kernel::<FOLD>(e, &rows[k..n], &mut out[k..], stream) };
+}
+
+/// [`entry_kernel`] with AVX-512F: four joints per iteration as three 512-bit registers of rows in memory order
+/// ([`rows4`]), three 64-byte stores, streamed from a 64-byte boundary when asked. The joints before that
+/// boundary and the last few go through the AVX kernel.
+///
+/// # Safety
+///
+/// The CPU has AVX-512F and AVX, and `rows.len() >= out.len()`.
+#[target_feature(enable = "avx512f,avx")]
+unsafe fn entry_kernel_avx512(
+    e: &[[f32; 3]; 3],
+    t: [f32; 3],
+    rows: &[[Vec4; 3]],
+    out: &mut [PaletteEntry],
+    stream: bool,
+) {
+    let n = out.len();
+    let dst = out.as_mut_ptr().cast::<f32>();
+    let lead = if stream {
+        aligned_start(dst as usize, 48, 64)
+    } else {
+        Some(0)
+    };
+    let (lead, stream) = match lead {
+        Some(lead) => (lead.min(n), stream),
+        None => (0, false),
+    };
+    // SAFETY: the CPU has AVX; the slices are inside `rows` and `out`.
+    unsafe { entry_kernel(e, t, &rows[..lead], &mut out[..lead], stream) };
+    let k4 = Rows4::new(e, t);
+    let src = rows.as_ptr().cast::<f32>();
+    let mut k = lead;
+    while k + 4 <= n {
+        // SAFETY: joints `k..k + 4` are inside `rows` and `out` (48 floats from `src + 12k` and `dst + 12k`, the
+        // latter 64-byte aligned when `stream`); the CPU has AVX-512F.
+        unsafe {
+            let z = rows4::<true>(&k4, src.add(12 * k));
+            let q = dst.add(12 * k);
+            for (i, z) in z.into_iter().enumerate() {
+                if stream {
+                    _mm512_stream_ps(q.add(16 * i), z);
+                } else {
+                    _mm512_storeu_ps(q.add(16 * i), z);
+                }
+            }
+        }
+        k += 4;
+    }
+    // SAFETY: as above, for the last joints.
+    unsafe { entry_kernel(e, t, &rows[k..n], &mut out[k..], stream) };
+}
+
+/// Proof that the CPU has what [`qt`] uses (AVX2, F16C and FMA), and whether it also has AVX-512F: only
+/// [`QtKernel::detect`] makes one, so a palette loop detects once.
 #[derive(Clone, Copy, Debug)]
-pub struct QtKernel(());
+pub struct QtKernel {
+    /// The CPU has AVX-512F: [`qt`] folds a whole block per instruction.
+    avx512: bool,
+}
 
 impl QtKernel {
     /// `Some` when the CPU has AVX2, F16C and FMA.
     #[inline]
     pub fn detect() -> Option<Self> {
-        qt_available().then_some(Self(()))
+        qt_available().then(|| Self {
+            avx512: std::arch::is_x86_feature_detected!("avx512f"),
+        })
+    }
+
+    /// The same CPU without its AVX-512 kernel, so that tests run both kernels.
+    #[cfg(test)]
+    fn avx2_only(self) -> Self {
+        Self { avx512: false }
     }
 }
 
@@ -286,17 +520,106 @@ impl QtKernel {
 ///
 /// When `blocks` holds fewer than `out.len()` joints (the caller's bug).
 #[inline]
-pub fn qt(_: QtKernel, fold: Option<&QtFold>, blocks: &[f32], out: &mut [QtF16], stream: bool) {
+pub fn qt(kernel: QtKernel, fold: Option<&QtFold>, blocks: &[f32], out: &mut [QtF16], stream: bool) {
     assert!(
         blocks.len() >= out.len().div_ceil(QT_BLOCK) * QT_BLOCK_FLOATS,
         "checked by the caller"
     );
-    // SAFETY: the CPU has AVX2, F16C and FMA (the `QtKernel` proves it), and `blocks` covers `out`.
+    let f = fold.unwrap_or(&QtFold::IDENTITY);
+    // SAFETY: the CPU has AVX2, F16C and FMA (the `QtKernel` proves it), and AVX-512F when `kernel.avx512` says
+    // so; `blocks` covers `out`.
     unsafe {
-        match fold {
-            Some(f) => qt_kernel::<true>(f, blocks, out, stream),
-            None => qt_kernel::<false>(&QtFold::IDENTITY, blocks, out, stream),
+        match (kernel.avx512, fold.is_some()) {
+            (true, true) => qt_kernel_avx512::<true>(f, blocks, out, stream),
+            (true, false) => qt_kernel_avx512::<false>(f, blocks, out, stream),
+            (false, true) => qt_kernel::<true>(f, blocks, out, stream),
+            (false, false) => qt_kernel::<false>(f, blocks, out, stream),
         }
+    }
+}
+
+/// [`qt_kernel`] with AVX-512F: each component of a block's sixteen joints is one 512-bit register (even joints in
+/// the low half, odd ones in the high half, as the block stores them), so the fold runs once per block instead of
+/// once per half, and one `vcvtps2ph` gives the 256-bit register of halves that the AVX2 kernel assembles from two.
+/// The transpose and the stores are the AVX2 kernel's. The quaternion product uses the four components of `q_T`
+/// rather than the sixteen signed entries of [`QtFold::q`] (so that the constants fit in registers): a product
+/// with a negated component is `vfnmadd` (`−(a·b) + c`, the single rounding of the twin's `(−a)·b + c`), and a
+/// leading negated product is the product with its sign bit flipped (exact). Every lane therefore gives the bits
+/// of the scalar twin [`QtFold::apply`], as the AVX2 kernel does.
+///
+/// # Safety
+///
+/// The CPU has AVX-512F, AVX2, F16C and FMA, and `blocks` holds `out.len().div_ceil(16)` whole blocks.
+#[target_feature(enable = "avx512f,avx2,f16c,fma")]
+unsafe fn qt_kernel_avx512<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &mut [QtF16], stream: bool) {
+    let n = out.len();
+    let dst = out.as_mut_ptr().cast::<__m256i>();
+    let stream = stream && (dst as usize).is_multiple_of(32);
+    // `q_T = (x, y, z, w)`, read back from the rows of its left-multiplication matrix.
+    let (x, y, z, w) = (f.q[0][3], f.q[1][3], f.q[2][3], f.q[0][0]);
+    debug_assert!(
+        !FOLD || f.q == [[w, -z, y, x], [z, w, -x, y], [-y, x, w, z], [-x, -y, -z, w]],
+        "QtFold::q is the left-multiplication matrix of (x, y, z, w)"
+    );
+    let (qx, qy, qz, qw) = (
+        _mm512_set1_ps(x),
+        _mm512_set1_ps(y),
+        _mm512_set1_ps(z),
+        _mm512_set1_ps(w),
+    );
+    let l = f.l.map(|r| r.map(|e| _mm512_set1_ps(e)));
+    let scale = _mm512_set1_ps(f.s);
+    let sign = _mm512_set1_epi32(i32::MIN);
+    let xor = |a: __m512, b: __m512i| _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), b));
+    for b in 0..n.div_ceil(QT_BLOCK) {
+        let base = b * QT_BLOCK_FLOATS;
+        // SAFETY: block `b` is inside `blocks` (the caller's contract); the CPU has AVX-512F.
+        let v: [__m512; 8] =
+            std::array::from_fn(|c| unsafe { _mm512_loadu_ps(blocks.as_ptr().add(base + c * QT_BLOCK)) });
+        let folded = if FOLD {
+            // Rows `[w, −z, y, x]`, `[z, w, −x, y]`, `[−y, x, w, z]` and `[−x, −y, −z, w]`, innermost first.
+            let r0 = _mm512_fmadd_ps(
+                qx,
+                v[3],
+                _mm512_fmadd_ps(qy, v[2], _mm512_fnmadd_ps(qz, v[1], _mm512_mul_ps(qw, v[0]))),
+            );
+            let r1 = _mm512_fmadd_ps(
+                qy,
+                v[3],
+                _mm512_fnmadd_ps(qx, v[2], _mm512_fmadd_ps(qw, v[1], _mm512_mul_ps(qz, v[0]))),
+            );
+            let r2 = _mm512_fmadd_ps(
+                qz,
+                v[3],
+                _mm512_fmadd_ps(qw, v[2], _mm512_fmadd_ps(qx, v[1], xor(_mm512_mul_ps(qy, v[0]), sign))),
+            );
+            let r3 = _mm512_fmadd_ps(
+                qw,
+                v[3],
+                _mm512_fnmadd_ps(qz, v[2], _mm512_fnmadd_ps(qy, v[1], xor(_mm512_mul_ps(qx, v[0]), sign))),
+            );
+            // The hemisphere with w ≥ 0: flip all four when w's sign bit is set (−0 too, as the twin does).
+            let flip = _mm512_and_si512(_mm512_castps_si512(r3), sign);
+            let rot =
+                |r: &[__m512; 3]| _mm512_fmadd_ps(r[2], v[6], _mm512_fmadd_ps(r[1], v[5], _mm512_mul_ps(r[0], v[4])));
+            [
+                xor(r0, flip),
+                xor(r1, flip),
+                xor(r2, flip),
+                xor(r3, flip),
+                rot(&l[0]),
+                rot(&l[1]),
+                rot(&l[2]),
+                _mm512_mul_ps(scale, v[7]),
+            ]
+        } else {
+            v
+        };
+        // `h[c]`: component c as halves, the even joints in the low 128 bits and the odd ones in the high 128.
+        let h: [__m256i; 8] = std::array::from_fn(|c| _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[c]));
+        // SAFETY: as in `qt_kernel`: entries `first..first + 16` are inside `out` when the block is whole, the last
+        // block stores only its own entries.
+        unsafe { store_block(h, dst, b * QT_BLOCK, n, stream) };
     }
 }
 
@@ -358,64 +681,79 @@ unsafe fn qt_kernel<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &mut [QtF
                 _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(even[c]),
             )
         });
-        // Transpose 8 × 8 halves in each 128-bit lane: component-major to joint-major.
-        let a = [
-            _mm256_unpacklo_epi16(h[0], h[1]),
-            _mm256_unpackhi_epi16(h[0], h[1]),
-            _mm256_unpacklo_epi16(h[2], h[3]),
-            _mm256_unpackhi_epi16(h[2], h[3]),
-            _mm256_unpacklo_epi16(h[4], h[5]),
-            _mm256_unpackhi_epi16(h[4], h[5]),
-            _mm256_unpacklo_epi16(h[6], h[7]),
-            _mm256_unpackhi_epi16(h[6], h[7]),
-        ];
-        // Per lane, `a[0]`: (x, y) of its joints 0..4, `a[1]`: of its joints 4..8; `a[2]`, `a[3]`: (z, w);
-        // `a[4]`..`a[7]`: (dx, dy), (dz, s).
-        let rotation = [
-            _mm256_unpacklo_epi32(a[0], a[2]),
-            _mm256_unpackhi_epi32(a[0], a[2]),
-            _mm256_unpacklo_epi32(a[1], a[3]),
-            _mm256_unpackhi_epi32(a[1], a[3]),
-        ];
-        let offset = [
-            _mm256_unpacklo_epi32(a[4], a[6]),
-            _mm256_unpackhi_epi32(a[4], a[6]),
-            _mm256_unpacklo_epi32(a[5], a[7]),
-            _mm256_unpackhi_epi32(a[5], a[7]),
-        ];
-        // Register `j` holds the block's joint `2j` (low lane, its j-th even joint) and `2j + 1` (high lane).
-        let pair = |j: usize| {
-            if j.is_multiple_of(2) {
-                _mm256_unpacklo_epi64(rotation[j / 2], offset[j / 2])
-            } else {
-                _mm256_unpackhi_epi64(rotation[j / 2], offset[j / 2])
-            }
-        };
-        let first = b * QT_BLOCK;
-        // SAFETY: entries `first..first + 16` are inside `out` when the block is whole (32 bytes per pair, 32-byte
-        // aligned when `stream`); the last, partial block stores only its `n - first` entries.
-        unsafe {
-            let p = dst.add(first / 2);
-            if n - first >= QT_BLOCK {
-                // Unrolled with constant `j`, so the pairs stay in registers.
-                if stream {
-                    for j in 0..QT_BLOCK / 2 {
-                        _mm256_stream_si256(p.add(j), pair(j));
-                    }
-                } else {
-                    for j in 0..QT_BLOCK / 2 {
-                        _mm256_storeu_si256(p.add(j), pair(j));
-                    }
-                }
-            } else {
-                // Through a whole block on the stack, so that `pair` is only ever called with constants.
-                let mut tail = [QtF16::default(); QT_BLOCK];
-                let t = tail.as_mut_ptr().cast::<__m256i>();
+        // SAFETY: entries `first..first + 16` are inside `out` when the block is whole, the last block stores only
+        // its own entries (the caller's contract).
+        unsafe { store_block(h, dst, b * QT_BLOCK, n, stream) };
+    }
+}
+
+/// Transposes a block's components `h` (as halves: the block's even joints in the low 128 bits of each register,
+/// its odd joints in the high 128) to entries, with an 8 × 8 transpose of halves in both 128-bit lanes at once
+/// that leaves joints `2j` and `2j + 1` side by side, and stores them at entry `first` of `dst` (`n` entries): eight
+/// 32-byte stores, streamed when `stream`, or only the block's `n - first` entries for the last, partial block.
+///
+/// # Safety
+///
+/// The CPU has AVX2; `dst` holds `n` entries, `first < n`, and `dst` is 32-byte aligned when `stream`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn store_block(h: [__m256i; 8], dst: *mut __m256i, first: usize, n: usize, stream: bool) {
+    // Transpose 8 × 8 halves in each 128-bit lane: component-major to joint-major.
+    let a = [
+        _mm256_unpacklo_epi16(h[0], h[1]),
+        _mm256_unpackhi_epi16(h[0], h[1]),
+        _mm256_unpacklo_epi16(h[2], h[3]),
+        _mm256_unpackhi_epi16(h[2], h[3]),
+        _mm256_unpacklo_epi16(h[4], h[5]),
+        _mm256_unpackhi_epi16(h[4], h[5]),
+        _mm256_unpacklo_epi16(h[6], h[7]),
+        _mm256_unpackhi_epi16(h[6], h[7]),
+    ];
+    // Per lane, `a[0]`: (x, y) of its joints 0..4, `a[1]`: of its joints 4..8; `a[2]`, `a[3]`: (z, w);
+    // `a[4]`..`a[7]`: (dx, dy), (dz, s).
+    let rotation = [
+        _mm256_unpacklo_epi32(a[0], a[2]),
+        _mm256_unpackhi_epi32(a[0], a[2]),
+        _mm256_unpacklo_epi32(a[1], a[3]),
+        _mm256_unpackhi_epi32(a[1], a[3]),
+    ];
+    let offset = [
+        _mm256_unpacklo_epi32(a[4], a[6]),
+        _mm256_unpackhi_epi32(a[4], a[6]),
+        _mm256_unpacklo_epi32(a[5], a[7]),
+        _mm256_unpackhi_epi32(a[5], a[7]),
+    ];
+    // Register `j` holds the block's joint `2j` (low lane, its j-th even joint) and `2j + 1` (high lane).
+    let pair = |j: usize| {
+        if j.is_multiple_of(2) {
+            _mm256_unpacklo_epi64(rotation[j / 2], offset[j / 2])
+        } else {
+            _mm256_unpackhi_epi64(rotation[j / 2], offset[j / 2])
+        }
+    };
+    // SAFETY: entries `first..first + 16` are inside `dst` when the block is whole (32 bytes per pair, 32-byte
+    // aligned when `stream`); the last, partial block stores only its `n - first` entries (the caller's contract).
+    unsafe {
+        let p = dst.add(first / 2);
+        if n - first >= QT_BLOCK {
+            // Unrolled with constant `j`, so the pairs stay in registers.
+            if stream {
                 for j in 0..QT_BLOCK / 2 {
-                    _mm256_storeu_si256(t.add(j), pair(j));
+                    _mm256_stream_si256(p.add(j), pair(j));
                 }
-                std::ptr::copy_nonoverlapping(tail.as_ptr(), p.cast::<QtF16>(), n - first);
+            } else {
+                for j in 0..QT_BLOCK / 2 {
+                    _mm256_storeu_si256(p.add(j), pair(j));
+                }
             }
+        } else {
+            // Through a whole block on the stack, so that `pair` is only ever called with constants.
+            let mut tail = [QtF16::default(); QT_BLOCK];
+            let t = tail.as_mut_ptr().cast::<__m256i>();
+            for j in 0..QT_BLOCK / 2 {
+                _mm256_storeu_si256(t.add(j), pair(j));
+            }
+            std::ptr::copy_nonoverlapping(tail.as_ptr(), p.cast::<QtF16>(), n - first);
         }
     }
 }
@@ -477,13 +815,17 @@ mod tests {
                 let c = &t.matrix3;
                 [0, 1, 2].map(|r| [c.x_axis[r], c.y_axis[r], c.z_axis[r]])
             });
-            mat3x4(e.as_ref(), &rows, &mut fast[offset..], stream);
             let poison = match &t {
                 None => copy_rows(&rows, &mut plain, false),
                 Some(t) => fold_rows(t, &rows, &mut plain, false),
             };
             prop_assert_eq!(poison, Vec4::ZERO);
-            prop_assert_eq!(&fast[offset..], &plain[..]);
+            // The AVX-512 kernel (where the CPU has it) and the AVX one.
+            for avx512 in [true, false] {
+                fast.fill(Mat3x4F16::default());
+                mat3x4_with(avx512, e.as_ref(), &rows, &mut fast[offset..], stream);
+                prop_assert_eq!(&fast[offset..], &plain[..], "AVX-512: {}", avx512);
+            }
         }
 
         /// The AVX f32 kernel gives the portable path's bits (`fold_rows`, which `prop_flatten` checks against the
@@ -507,11 +849,15 @@ mod tests {
             let mut plain = vec![PaletteEntry::zeroed(); rows.len()];
             let c = &t.matrix3;
             let e = [0, 1, 2].map(|r| [c.x_axis[r], c.y_axis[r], c.z_axis[r]]);
-            entry(&e, t.translation.into(), &rows, &mut fast[offset..], stream);
             let poison = fold_rows(&t, &rows, &mut plain, false);
             prop_assert_eq!(poison, Vec4::ZERO);
             let bits = |e: &[PaletteEntry]| bytemuck::cast_slice::<PaletteEntry, u32>(e).to_vec();
-            prop_assert_eq!(bits(&fast[offset..]), bits(&plain));
+            // The AVX-512 kernel (where the CPU has it) and the AVX one.
+            for avx512 in [true, false] {
+                fast.fill(PaletteEntry::zeroed());
+                entry_with(avx512, &e, t.translation.into(), &rows, &mut fast[offset..], stream);
+                prop_assert_eq!(bits(&fast[offset..]), bits(&plain), "AVX-512: {}", avx512);
+            }
         }
 
         /// Decomposing four instance transforms at once gives the bits of one at a time.
@@ -539,12 +885,15 @@ mod tests {
             QtF16::prepare_cached(&rows, &mut aux);
             let blocks = &aux[8..];
             let fold = t.as_ref().map(QtFold::new);
-            let mut fast = vec![QtF16::default(); rows.len() + offset];
             let mut plain = vec![QtF16::default(); rows.len()];
-            qt(kernel, fold.as_ref(), blocks, &mut fast[offset..], stream);
             let poison = encode_cached_scalar(fold.as_ref(), blocks, &mut plain);
             prop_assert_eq!(poison, Vec4::ZERO);
-            prop_assert_eq!(&fast[offset..], &plain[..]);
+            // The detected kernel (AVX-512 where the CPU has it) and the AVX2 one.
+            for kernel in [kernel, kernel.avx2_only()] {
+                let mut fast = vec![QtF16::default(); rows.len() + offset];
+                qt(kernel, fold.as_ref(), blocks, &mut fast[offset..], stream);
+                prop_assert_eq!(&fast[offset..], &plain[..], "{:?}", kernel);
+            }
             if t.is_none() {
                 for (k, m) in joints.iter().enumerate() {
                     prop_assert_eq!(plain[k], QtF16::encode(m, Vec3A::ZERO), "joint {}", k);
