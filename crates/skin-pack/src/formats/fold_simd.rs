@@ -40,10 +40,6 @@ use std::arch::x86_64::{
     _mm512_fnmadd_ps, _mm512_loadu_ps, _mm512_mul_ps, _mm512_set1_epi32, _mm512_set1_ps, _mm512_xor_si512,
 };
 
-use std::arch::x86_64::{
-    _mm512_add_ps, _mm512_broadcast_f32x4, _mm512_mask_blend_ps, _mm512_setr_ps, _mm512_storeu_ps, _mm512_stream_ps,
-};
-
 use glam::Vec4;
 
 use super::qt_f16::{QT_BLOCK, QT_BLOCK_FLOATS, QtFold};
@@ -68,21 +64,12 @@ pub fn qt_available() -> bool {
 ///
 /// When [`available`] is false or `rows` is shorter than `out` (both are the caller's bugs).
 pub fn mat3x4(e: Option<&[[f32; 3]; 3]>, rows: &[[Vec4; 3]], out: &mut [Mat3x4F16], stream: bool) {
-    mat3x4_with(avx512_available(), e, rows, out, stream);
-}
-
-/// [`mat3x4`] with the AVX-512 kernel when `avx512` is set (and the CPU has it), the AVX kernel otherwise.
-fn mat3x4_with(avx512: bool, e: Option<&[[f32; 3]; 3]>, rows: &[[Vec4; 3]], out: &mut [Mat3x4F16], stream: bool) {
     assert!(available() && rows.len() >= out.len(), "checked by the caller");
-    let zero = [[0.0; 3]; 3];
-    // SAFETY: the CPU has AVX and F16C (asserted), and AVX-512F when `avx512 && avx512_available()`; `rows`
-    // covers `out`.
+    // SAFETY: the CPU has AVX and F16C (asserted), and `rows` covers `out`.
     unsafe {
-        match (avx512 && avx512_available(), e) {
-            (true, Some(e)) => mat3x4_kernel_avx512::<true>(e, rows, out, stream),
-            (true, None) => mat3x4_kernel_avx512::<false>(&zero, rows, out, stream),
-            (false, Some(e)) => mat3x4_kernel::<true>(e, rows, out, stream),
-            (false, None) => mat3x4_kernel::<false>(&zero, rows, out, stream),
+        match e {
+            Some(e) => mat3x4_kernel::<true>(e, rows, out, stream),
+            None => mat3x4_kernel::<false>(&[[0.0; 3]; 3], rows, out, stream),
         }
     }
 }
@@ -187,27 +174,9 @@ unsafe fn mat3x4_kernel<const FOLD: bool>(e: &[[f32; 3]; 3], rows: &[[Vec4; 3]],
 ///
 /// When [`available`] is false or `rows` is shorter than `out` (both are the caller's bugs).
 pub fn entry(e: &[[f32; 3]; 3], t: [f32; 3], rows: &[[Vec4; 3]], out: &mut [PaletteEntry], stream: bool) {
-    entry_with(avx512_available(), e, t, rows, out, stream);
-}
-
-/// [`entry`] with the AVX-512 kernel when `avx512` is set (and the CPU has it), the AVX kernel otherwise.
-fn entry_with(
-    avx512: bool,
-    e: &[[f32; 3]; 3],
-    t: [f32; 3],
-    rows: &[[Vec4; 3]],
-    out: &mut [PaletteEntry],
-    stream: bool,
-) {
     assert!(available() && rows.len() >= out.len(), "checked by the caller");
-    // SAFETY: the CPU has AVX (asserted), and AVX-512F when `avx512 && avx512_available()`; `rows` covers `out`.
-    unsafe {
-        if avx512 && avx512_available() {
-            entry_kernel_avx512(e, t, rows, out, stream);
-        } else {
-            entry_kernel(e, t, rows, out, stream);
-        }
-    }
+    // SAFETY: the CPU has AVX (asserted), and `rows` covers `out`.
+    unsafe { entry_kernel(e, t, rows, out, stream) }
 }
 
 /// One joint of [`entry_kernel`] with 128-bit registers, streamed when `stream` (then `dst` is 16-byte aligned).
@@ -300,193 +269,6 @@ unsafe fn entry_kernel(e: &[[f32; 3]; 3], t: [f32; 3], rows: &[[Vec4; 3]], out: 
         // `stream16` (48 bytes per joint from a 16-byte aligned start).
         unsafe { entry_one(e, t, src.add(12 * k), dst.add(12 * k), stream16) };
     }
-}
-
-/// Whether the CPU has AVX-512F (the detection is cached by the standard library).
-#[inline]
-fn avx512_available() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
-}
-
-/// The instance transform `T` prepared for [`rows4`]: four joints' twelve rows of `T × S` fill three 512-bit
-/// registers, chunk `k` (128 bits) of register `z` holding row `(4z + k) % 3` of joint `(4z + k) / 3`, which is
-/// their order in memory. `e[z][c]` splats, per chunk, the element of `T` in that row and column `c`; `t[z]`
-/// holds that row's translation in lane 3 of each chunk.
-struct Rows4 {
-    e: [[__m512; 3]; 3],
-    t: [__m512; 3],
-}
-
-impl Rows4 {
-    /// `T`'s linear part by rows, `e`, and its translation `t`.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn new(e: &[[f32; 3]; 3], t: [f32; 3]) -> Self {
-        let row = |z: usize, k: usize| (4 * z + k) % 3;
-        let coefficients = |z: usize, c: usize| {
-            let [a, b, d, f] = [0, 1, 2, 3].map(|k| e[row(z, k)][c]);
-            _mm512_setr_ps(a, a, a, a, b, b, b, b, d, d, d, d, f, f, f, f)
-        };
-        let shift = |z: usize| {
-            let [a, b, d, f] = [0, 1, 2, 3].map(|k| t[row(z, k)]);
-            _mm512_setr_ps(0.0, 0.0, 0.0, a, 0.0, 0.0, 0.0, b, 0.0, 0.0, 0.0, d, 0.0, 0.0, 0.0, f)
-        };
-        Self {
-            e: std::array::from_fn(|z| std::array::from_fn(|c| coefficients(z, c))),
-            t: std::array::from_fn(shift),
-        }
-    }
-}
-
-/// The twelve rows of `T × S` for the four joints whose rows start at `p`, in memory order (see [`Rows4`]): row
-/// `r` of each is the portable path's `(T[r][0]·S₀ + T[r][1]·S₁) + T[r][2]·S₂`, plus `(0, 0, 0, t[r])` as
-/// `(… + (T[r][2]·S₂ + t))` when `SHIFT` (the absolute f32 entry), so the same bits. Each input row `S_c` of a
-/// joint is broadcast to the four chunks straight from memory, and a masked blend picks, per register, the joint
-/// of each chunk.
-///
-/// # Safety
-///
-/// The CPU has AVX-512F, and `p` points to four joints' rows (48 floats, each row 16-byte aligned).
-#[inline]
-#[target_feature(enable = "avx512f")]
-unsafe fn rows4<const SHIFT: bool>(k: &Rows4, p: *const f32) -> [__m512; 3] {
-    // SAFETY: row `c` of joint `j` is inside the 48 floats at `p` (the caller's contract).
-    let b = |j: usize, c: usize| unsafe { _mm512_broadcast_f32x4(_mm_loadu_ps(p.add(12 * j + 4 * c))) };
-    // Per column `c`, the inputs of the three registers: the chunks read joints (0, 0, 0, 1), (1, 1, 2, 2) and
-    // (2, 3, 3, 3).
-    let s: [[__m512; 3]; 3] = std::array::from_fn(|c| {
-        let (b0, b1, b2, b3) = (b(0, c), b(1, c), b(2, c), b(3, c));
-        [
-            _mm512_mask_blend_ps(0xF000, b0, b1),
-            _mm512_mask_blend_ps(0xFF00, b1, b2),
-            _mm512_mask_blend_ps(0xFFF0, b2, b3),
-        ]
-    });
-    std::array::from_fn(|z| {
-        let e = &k.e[z];
-        let front = _mm512_add_ps(_mm512_mul_ps(e[0], s[0][z]), _mm512_mul_ps(e[1], s[1][z]));
-        let back = _mm512_mul_ps(e[2], s[2][z]);
-        if SHIFT {
-            _mm512_add_ps(front, _mm512_add_ps(back, k.t[z]))
-        } else {
-            _mm512_add_ps(front, back)
-        }
-    })
-}
-
-/// The first joint from which every group of four starts at a multiple of `align` bytes, for entries of `size`
-/// bytes from `dst`; `None` when no joint does (the destination is misaligned for the entry size).
-#[inline]
-fn aligned_start(dst: usize, size: usize, align: usize) -> Option<usize> {
-    (0..4).find(|k| (dst + size * k).is_multiple_of(align))
-}
-
-/// [`mat3x4_kernel`] with AVX-512F: four joints per iteration as three 512-bit registers of rows in memory order
-/// ([`rows4`]), each converted with one `vcvtps2ph` to 32 bytes of entries, so three 32-byte stores per four
-/// joints, streamed from a 32-byte boundary when asked. The joints before that boundary and the last few go
-/// through the AVX kernel.
-///
-/// # Safety
-///
-/// The CPU has AVX-512F, AVX and F16C, and `rows.len() >= out.len()`.
-#[target_feature(enable = "avx512f,avx,f16c")]
-unsafe fn mat3x4_kernel_avx512<const FOLD: bool>(
-    e: &[[f32; 3]; 3],
-    rows: &[[Vec4; 3]],
-    out: &mut [Mat3x4F16],
-    stream: bool,
-) {
-    let n = out.len();
-    let dst = out.as_mut_ptr().cast::<u8>();
-    let lead = if stream {
-        aligned_start(dst as usize, 24, 32)
-    } else {
-        Some(0)
-    };
-    let (lead, stream) = match lead {
-        Some(lead) => (lead.min(n), stream),
-        None => (0, false),
-    };
-    // SAFETY: the CPU has AVX and F16C; the slices are inside `rows` and `out`.
-    unsafe { mat3x4_kernel::<FOLD>(e, &rows[..lead], &mut out[..lead], stream) };
-    let k4 = Rows4::new(e, [0.0; 3]);
-    let src = rows.as_ptr().cast::<f32>();
-    let mut k = lead;
-    while k + 4 <= n {
-        // SAFETY: joints `k..k + 4` are inside `rows` (48 floats from `src + 12k`) and `out` (96 bytes from
-        // `dst + 24k`, 32-byte aligned when `stream`); the CPU has AVX-512F and F16C.
-        unsafe {
-            let p = src.add(12 * k);
-            let z = if FOLD {
-                rows4::<false>(&k4, p)
-            } else {
-                [0, 1, 2].map(|i| _mm512_loadu_ps(p.add(16 * i)))
-            };
-            let q = dst.add(24 * k).cast::<__m256i>();
-            for (i, z) in z.into_iter().enumerate() {
-                let h = _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(z);
-                if stream {
-                    _mm256_stream_si256(q.add(i), h);
-                } else {
-                    _mm256_storeu_si256(q.add(i), h);
-                }
-            }
-        }
-        k += 4;
-    }
-    // SAFETY: as above, for the last joints.
-    unsafe { mat3x4_kernel::<FOLD>(e, &rows[k..n], &mut out[k..], stream) };
-}
-
-/// [`entry_kernel`] with AVX-512F: four joints per iteration as three 512-bit registers of rows in memory order
-/// ([`rows4`]), three 64-byte stores, streamed from a 64-byte boundary when asked. The joints before that
-/// boundary and the last few go through the AVX kernel.
-///
-/// # Safety
-///
-/// The CPU has AVX-512F and AVX, and `rows.len() >= out.len()`.
-#[target_feature(enable = "avx512f,avx")]
-unsafe fn entry_kernel_avx512(
-    e: &[[f32; 3]; 3],
-    t: [f32; 3],
-    rows: &[[Vec4; 3]],
-    out: &mut [PaletteEntry],
-    stream: bool,
-) {
-    let n = out.len();
-    let dst = out.as_mut_ptr().cast::<f32>();
-    let lead = if stream {
-        aligned_start(dst as usize, 48, 64)
-    } else {
-        Some(0)
-    };
-    let (lead, stream) = match lead {
-        Some(lead) => (lead.min(n), stream),
-        None => (0, false),
-    };
-    // SAFETY: the CPU has AVX; the slices are inside `rows` and `out`.
-    unsafe { entry_kernel(e, t, &rows[..lead], &mut out[..lead], stream) };
-    let k4 = Rows4::new(e, t);
-    let src = rows.as_ptr().cast::<f32>();
-    let mut k = lead;
-    while k + 4 <= n {
-        // SAFETY: joints `k..k + 4` are inside `rows` and `out` (48 floats from `src + 12k` and `dst + 12k`, the
-        // latter 64-byte aligned when `stream`); the CPU has AVX-512F.
-        unsafe {
-            let z = rows4::<true>(&k4, src.add(12 * k));
-            let q = dst.add(12 * k);
-            for (i, z) in z.into_iter().enumerate() {
-                if stream {
-                    _mm512_stream_ps(q.add(16 * i), z);
-                } else {
-                    _mm512_storeu_ps(q.add(16 * i), z);
-                }
-            }
-        }
-        k += 4;
-    }
-    // SAFETY: as above, for the last joints.
-    unsafe { entry_kernel(e, t, &rows[k..n], &mut out[k..], stream) };
 }
 
 /// Proof that the CPU has what [`qt`] uses (AVX2, F16C and FMA), and whether it also has AVX-512F: only
@@ -820,12 +602,8 @@ mod tests {
                 Some(t) => fold_rows(t, &rows, &mut plain, false),
             };
             prop_assert_eq!(poison, Vec4::ZERO);
-            // The AVX-512 kernel (where the CPU has it) and the AVX one.
-            for avx512 in [true, false] {
-                fast.fill(Mat3x4F16::default());
-                mat3x4_with(avx512, e.as_ref(), &rows, &mut fast[offset..], stream);
-                prop_assert_eq!(&fast[offset..], &plain[..], "AVX-512: {}", avx512);
-            }
+            mat3x4(e.as_ref(), &rows, &mut fast[offset..], stream);
+            prop_assert_eq!(&fast[offset..], &plain[..]);
         }
 
         /// The AVX f32 kernel gives the portable path's bits (`fold_rows`, which `prop_flatten` checks against the
@@ -852,12 +630,8 @@ mod tests {
             let poison = fold_rows(&t, &rows, &mut plain, false);
             prop_assert_eq!(poison, Vec4::ZERO);
             let bits = |e: &[PaletteEntry]| bytemuck::cast_slice::<PaletteEntry, u32>(e).to_vec();
-            // The AVX-512 kernel (where the CPU has it) and the AVX one.
-            for avx512 in [true, false] {
-                fast.fill(PaletteEntry::zeroed());
-                entry_with(avx512, &e, t.translation.into(), &rows, &mut fast[offset..], stream);
-                prop_assert_eq!(bits(&fast[offset..]), bits(&plain), "AVX-512: {}", avx512);
-            }
+            entry(&e, t.translation.into(), &rows, &mut fast[offset..], stream);
+            prop_assert_eq!(bits(&fast[offset..]), bits(&plain));
         }
 
         /// Decomposing four instance transforms at once gives the bits of one at a time.
