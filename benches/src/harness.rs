@@ -53,6 +53,48 @@ pub fn median_seconds_per_iteration(effort: Effort, mut op: impl FnMut()) -> f64
     samples[samples.len() / 2]
 }
 
+/// Two operations measured in alternation by [`median_paired`]: the median seconds per iteration of each, and
+/// the median of the per-run ratios `b / a`.
+#[derive(Clone, Copy, Debug)]
+pub struct Paired {
+    /// The median seconds per iteration of the first operation.
+    pub a: f64,
+    /// The median seconds per iteration of the second operation.
+    pub b: f64,
+    /// The median over runs of `b`'s time over `a`'s in the same run.
+    pub ratio: f64,
+}
+
+/// Runs `a` and `b` in alternation, `effort.iterations` times each per run, and returns their medians and the
+/// median of the per-run ratios `b / a`. A ratio figure ("the job against a copy of its bytes") then compares two
+/// times taken moments apart, so a change of the machine's speed between runs moves both sides of each ratio
+/// alike instead of landing on one side only.
+pub fn median_paired(effort: Effort, mut a: impl FnMut(), mut b: impl FnMut()) -> Paired {
+    for _ in 0..effort.warmup {
+        for _ in 0..effort.iterations {
+            a();
+            b();
+        }
+    }
+    let time = |op: &mut dyn FnMut()| {
+        let start = Instant::now();
+        for _ in 0..effort.iterations {
+            op();
+        }
+        start.elapsed().as_secs_f64() / effort.iterations as f64
+    };
+    let runs: Vec<(f64, f64)> = (0..effort.runs).map(|_| (time(&mut a), time(&mut b))).collect();
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    Paired {
+        a: median(runs.iter().map(|r| r.0).collect()),
+        b: median(runs.iter().map(|r| r.1).collect()),
+        ratio: median(runs.iter().map(|r| r.1 / r.0).collect()),
+    }
+}
+
 /// One reported figure.
 #[derive(Clone, Debug)]
 pub struct Figure {
@@ -152,6 +194,27 @@ mod tests {
         assert!(j.contains("\"machine\": {\"cpu\""));
         assert_eq!(json_string("x\"y\\\n"), "\"x\\\"y\\\\\\u000a\"");
         assert_eq!(json_number(f64::NAN), "null");
+    }
+
+    #[test]
+    fn paired_runs_alternate_and_the_ratio_is_per_run() {
+        let order = std::cell::RefCell::new(Vec::new());
+        let p = median_paired(
+            Effort {
+                warmup: 1,
+                runs: 3,
+                iterations: 2,
+            },
+            || order.borrow_mut().push('a'),
+            || {
+                order.borrow_mut().push('b');
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            },
+        );
+        // Warm-up: a, b per iteration; then per run all of a's iterations, then all of b's.
+        assert_eq!(order.into_inner().iter().collect::<String>(), "ababaabbaabbaabb");
+        // `b` sleeps and `a` does next to nothing, so each run's ratio is large.
+        assert!(p.b >= 0.001 && p.a < p.b && p.ratio > 1.0, "{p:?}");
     }
 
     #[test]
