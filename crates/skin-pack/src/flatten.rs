@@ -169,7 +169,7 @@ impl PaletteFormat for PaletteEntry {
             && crate::formats::fold_simd_available()
         {
             let c = &t.matrix3;
-            let e = [0, 1, 2].map(|r| [c.x_axis[r], c.y_axis[r], c.z_axis[r]]);
+            let e = crate::formats::linear_rows(c);
             let shift = t.translation.abs();
             // False for NaN (`norm_inf` is NaN when an element is, and the sum keeps it).
             if crate::formats::norm_inf(&e) * pose.max_abs + (shift.x + shift.y + shift.z) <= F32_FOLD_SAFE_MAX {

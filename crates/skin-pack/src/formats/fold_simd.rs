@@ -1,4 +1,4 @@
-//! AVX + F16C kernels for [`crate::FlattenJob`]'s cached palettes in the f16 formats, chosen at run time.
+//! AVX + F16C kernels for [`crate::FlattenJob`]'s cached palettes, chosen at run time.
 //!
 //! - [`mat3x4`]: two joints per iteration in 256-bit registers (`[row r of joint k | row r of joint k+1]`), the
 //!   instance transform folded in with the same multiplies and adds, in the same order, as the portable path
@@ -8,20 +8,18 @@
 //!   quaternion product and the translation's rotation with fused multiply-adds, and the scale product, lane-wise
 //!   in the order of the scalar twin `QtFold::apply` (whose `mul_add` rounds the same way); then `vcvtps2ph` of each
 //!   component and an 8 × 8 transpose of halves in both 128-bit lanes, which leaves two neighbouring entries per
-//!   256-bit register.
-//!
+//!   256-bit register. Where the CPU also has AVX-512F, each component of a block's sixteen joints is one 512-bit
+//!   register (`qt_kernel_avx512`), with the same single roundings, so the same bits.
 //! - [`entry`]: the f32 [`PaletteEntry`] with the instance transform folded in, two joints (96 bytes, three 256-bit
 //!   registers) per iteration: each register holds two rows, and each row is the portable path's
 //!   `(T[r][0]·S₀ + T[r][1]·S₁) + (T[r][2]·S₂ + t_r)` (`Fold::apply` in `flatten.rs`), so the bits are identical;
 //!   the rows `S_c` are broadcast or paired straight from memory, so the kernel needs no shuffles.
 //!
-//!   Where the CPU also has AVX-512F, [`qt`] folds each component of a block's sixteen joints in one 512-bit
-//!   register (`qt_kernel_avx512`), with the same single roundings, so the same bits.
-//!
-//! `mat3x4` and `entry` need AVX and F16C (`entry` only AVX), `qt` AVX2, F16C and FMA. Both write with non-temporal stores when asked and the
-//! destination is aligned (16 bytes for `mat3x4`, 32 for `qt`; `entry` streams its pairs from a 32-byte boundary
-//! and a leading or trailing single joint from a 16-byte one). The callers check [`available`] or
-//! [`qt_available`] and that every value is in f16 range, so no clamp is needed (in range, clamping changes nothing).
+//! `mat3x4` needs AVX and F16C, `entry` AVX, and `qt` AVX2, F16C and FMA. All three write with non-temporal stores
+//! when asked and the destination is aligned (16 bytes for `mat3x4`, 32 for `qt`; `entry` streams its pairs from a
+//! 32-byte boundary and a leading or trailing single joint from a 16-byte one). The callers check [`available`] or
+//! [`qt_available`], and that every value is in range (f16 for `mat3x4` and `qt`, so no clamp is needed: in range,
+//! clamping changes nothing; no overflow for `entry`).
 
 #![allow(
     unsafe_code,
@@ -595,7 +593,7 @@ mod tests {
             let mut plain = vec![Mat3x4F16::default(); rows.len()];
             let e = t.map(|t| {
                 let c = &t.matrix3;
-                [0, 1, 2].map(|r| [c.x_axis[r], c.y_axis[r], c.z_axis[r]])
+                crate::formats::linear_rows(c)
             });
             let poison = match &t {
                 None => copy_rows(&rows, &mut plain, false),
@@ -626,7 +624,7 @@ mod tests {
             let mut fast = vec![PaletteEntry::zeroed(); rows.len() + offset];
             let mut plain = vec![PaletteEntry::zeroed(); rows.len()];
             let c = &t.matrix3;
-            let e = [0, 1, 2].map(|r| [c.x_axis[r], c.y_axis[r], c.z_axis[r]]);
+            let e = crate::formats::linear_rows(c);
             let poison = fold_rows(&t, &rows, &mut plain, false);
             prop_assert_eq!(poison, Vec4::ZERO);
             let bits = |e: &[PaletteEntry]| bytemuck::cast_slice::<PaletteEntry, u32>(e).to_vec();

@@ -87,7 +87,7 @@ impl PaletteFormat for Mat3x4F16 {
         if super::fold_simd::available() {
             let e = t.map(|t| {
                 let c = &t.matrix3;
-                [0, 1, 2].map(|r| [c.x_axis[r], c.y_axis[r], c.z_axis[r]])
+                crate::formats::linear_rows(c)
             });
             let grow = e.map_or(1.0, |e| super::qt_f16::norm_inf(&e));
             // False for NaN: a non-finite transform takes the portable path, whose poison reports it.

@@ -69,6 +69,13 @@ use half::slice::HalfFloatSliceExt;
 
 use crate::{Error, PaletteFormat, Result};
 
+/// The linear part `m` of a transform by rows: `[r][c]` is element (row r, column c), the form the fold kernels
+/// and their portable twins splat.
+#[inline(always)]
+pub(crate) fn linear_rows(m: &glam::Mat3A) -> [[f32; 3]; 3] {
+    [0, 1, 2].map(|r| [m.x_axis[r], m.y_axis[r], m.z_axis[r]])
+}
+
 #[cfg(target_arch = "x86_64")]
 pub(crate) use fold_simd::{available as fold_simd_available, entry as fold_entry_simd};
 pub use mat3x4_f16::Mat3x4F16;

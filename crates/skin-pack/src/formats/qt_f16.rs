@@ -303,7 +303,7 @@ impl QtFold {
     /// The fold of the decomposition `(q_T, s_T)` of `l`.
     #[inline(always)]
     fn from_parts([x, y, z, w]: [f32; 4], s: f32, l: &Mat3A) -> Self {
-        let l = [0, 1, 2].map(|r| [l.x_axis[r], l.y_axis[r], l.z_axis[r]]);
+        let l = super::linear_rows(l);
         Self {
             // The Hamilton product p ⊗ q by components of q = (qx, qy, qz, qw).
             q: [[w, -z, y, x], [z, w, -x, y], [-y, x, w, z], [-x, -y, -z, w]],
