@@ -7,6 +7,10 @@
 //! from parent to child. When the parent is the previous joint, its matrix is taken from registers rather than
 //! reloaded from the output just stored. Partial updates and the last, partial group transpose the four lanes
 //! into per-joint matrices instead.
+//!
+//! On x86-64 CPUs with AVX-512F, the full groups of a full update go to a kernel (`local_to_model_job/avx512.rs`)
+//! that computes a joint's whole matrix in one 512-bit register, with the same operations in the same order, so
+//! the results are bit for bit those of the portable code, which a property test checks.
 
 use glam::{Affine3A, Mat3A, Mat4, Vec3A, Vec4, Vec4Swizzles};
 
@@ -15,6 +19,13 @@ use crate::{Error, MAX_JOINTS, NO_PARENT, Result, Skeleton, SoaTransform, num_so
 
 /// The job's name in errors.
 const JOB: &str = "LocalToModelJob";
+
+#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[allow(
+    unsafe_code,
+    reason = "AVX-512 intrinsics, called after detecting the CPU feature; loads and stores through a pointer"
+)]
+mod avx512;
 
 /// The number of `u64` words in the "updated" bitset of a partial update: one bit per joint.
 const BITSET_WORDS: usize = MAX_JOINTS.div_ceil(64);
@@ -129,7 +140,20 @@ impl LocalToModelJob<'_> {
 }
 
 /// Converts every joint. `parents` and `output` have the same length, and `input` covers them.
+///
+/// The full groups of four joints go to the AVX-512 kernel when the CPU has it (see `avx512.rs`), which gives
+/// the same bits; the portable code converts the rest.
 fn convert_all(parents: &[u16], input: &[SoaTransform], output: &mut [Affine3A], root: &Affine3A) {
+    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    let done = avx512::convert_full_groups(parents, input, output, root);
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "scalar"))))]
+    let done = 0;
+    convert_groups(parents, input, output, root, done / 4);
+}
+
+/// Converts the joints from group `start` on; the joints before it must already hold model-space matrices.
+/// `parents` and `output` have the same length, and `input` covers them.
+fn convert_groups(parents: &[u16], input: &[SoaTransform], output: &mut [Affine3A], root: &Affine3A, start: usize) {
     assert_eq!(
         parents.len(),
         output.len(),
@@ -138,8 +162,12 @@ fn convert_all(parents: &[u16], input: &[SoaTransform], output: &mut [Affine3A],
     let n = output.len();
     let full_groups = n / 4;
     // The previous joint's model-space matrix, kept in registers: it is the most common parent.
-    let mut prev = Affine3A::IDENTITY;
-    for (g, (soa, group_parents)) in input.iter().zip(parents.chunks_exact(4)).enumerate() {
+    let mut prev = if start > 0 {
+        output[4 * start - 1]
+    } else {
+        Affine3A::IDENTITY
+    };
+    for (g, (soa, group_parents)) in input.iter().zip(parents.chunks_exact(4)).enumerate().skip(start) {
         // The parent-independent work of the whole group comes first, so that it overlaps the previous
         // group's dependent products.
         let local = soa_to_locals(soa);
