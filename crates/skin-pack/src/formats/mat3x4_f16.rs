@@ -4,7 +4,6 @@ use bytemuck::{Pod, Zeroable};
 use glam::{Affine3A, Vec3A, Vec4};
 
 use super::batch::encode_halves;
-use super::qt_f16::FOLD_SAFE_MAX;
 use super::{
     A, F16_MAX, F16Format, U, check_finite, check_range, evaluation_bound, frobenius, halves_from_f32, pack,
     translation_bound, translation_vertex_bound, unpack_halves, unpack2x16float, up,
@@ -85,21 +84,44 @@ impl PaletteFormat for Mat3x4F16 {
     fn encode_cached(pose: CachedPose<'_>, t: Option<&Affine3A>, out: &mut [Self], stream: bool) -> Vec4 {
         #[cfg(target_arch = "x86_64")]
         if super::fold_simd::available() {
-            let e = t.map(|t| {
-                let c = &t.matrix3;
-                crate::formats::linear_rows(c)
-            });
-            let grow = e.map_or(1.0, |e| super::qt_f16::norm_inf(&e));
-            // False for NaN: a non-finite transform takes the portable path, whose poison reports it.
-            if grow * pose.max_abs <= FOLD_SAFE_MAX {
-                super::fold_simd::mat3x4(e.as_ref(), pose.rows, out, stream);
-                return Vec4::ZERO;
-            }
+            let n = out.len();
+            return super::fold_simd::mat3x4_run(out, n, |_| pose, t.map(std::slice::from_ref).unwrap_or(&[]), stream);
         }
-        match t {
-            None => crate::flatten::copy_rows(pose.rows, out, stream),
-            Some(t) => crate::flatten::fold_rows(t, pose.rows, out, stream),
+        encode_cached_portable(pose, t, out, stream)
+    }
+
+    /// As [`Mat3x4F16::encode_cached`] palette by palette, but in one call of the AVX kernel for the whole run, so
+    /// that each palette's range check and setup are a few inlined instructions rather than two calls.
+    fn encode_cached_run<'a>(
+        out: &mut [Self],
+        skin_joints: usize,
+        pose: impl Fn(usize) -> CachedPose<'a>,
+        transforms: &[Affine3A],
+        stream: bool,
+    ) -> Vec4 {
+        #[cfg(target_arch = "x86_64")]
+        if super::fold_simd::available() {
+            return super::fold_simd::mat3x4_run(out, skin_joints, pose, transforms, stream);
         }
+        let mut acc = Vec4::ZERO;
+        for (i, palette) in out.chunks_exact_mut(skin_joints).enumerate() {
+            acc += encode_cached_portable(pose(i), transforms.get(i), palette, stream);
+        }
+        acc
+    }
+}
+
+/// The portable path of [`Mat3x4F16::encode_cached`]: clamps, and returns the poison sum.
+#[inline]
+pub(crate) fn encode_cached_portable(
+    pose: CachedPose<'_>,
+    t: Option<&Affine3A>,
+    out: &mut [Mat3x4F16],
+    stream: bool,
+) -> Vec4 {
+    match t {
+        None => crate::flatten::copy_rows(pose.rows, out, stream),
+        Some(t) => crate::flatten::fold_rows(t, pose.rows, out, stream),
     }
 }
 
