@@ -5,7 +5,7 @@
 //! the translation for `c = 3`) is `m.x * l[c][0] + m.y * l[c][1] + m.z * l[c][2]` (plus `m.t` for `c = 3`), where
 //! `m` is the parent. So the kernel multiplies:
 //! - the parent's axis `r` repeated in the four blocks: a broadcast load from memory, or, when the parent is the
-//!   previous joint (41 of the default character's 55 links), a block shuffle of the register just computed;
+//!   previous joint (41 of the default character's 56 joints), a block shuffle of the register just computed;
 //! - by row `r` of the four local columns, each element repeated across its block: an in-block shuffle of a
 //!   register holding the row for the group's four lanes, built once per group from the portable code's own
 //!   `SoaLocals`.
