@@ -10,10 +10,10 @@
 //!   register holding the row for the group's four lanes, built once per group from the portable code's own
 //!   `SoaLocals`.
 //!
-//! It computes `(m.x * l0 + m.y * l1) + (m.z * l2 + m.t)`, with separate multiplies and adds in that order, where
-//! the add of `m.t` is masked to block 3 so that the columns are `(m.x * l0 + m.y * l1) + m.z * l2`. These are the portable path's operations on the same operands, so the results are bit for
-//! bit the same (NaN payloads aside, which LLVM does not preserve anyway); the unit test below checks it on random
-//! hierarchies and bit patterns.
+//! It computes `(m.x * l0 + m.y * l1) + (m.z * l2 + m.t)`, with separate multiplies and adds in that order, where the
+//! add of `m.t` is masked to block 3 so that the columns are `(m.x * l0 + m.y * l1) + m.z * l2`. These are the portable
+//! path's operations on the same operands, so the results are bit for bit the same (NaN payloads aside, which LLVM does
+//! not preserve anyway); the unit test below checks it on random hierarchies and bit patterns.
 //!
 //! Against the portable path it needs a quarter of the multiplies and adds, 3 in-block shuffles and (for a parent
 //! in the previous joint's register) 3 block shuffles per joint instead of 12 lane splats, and one store instead

@@ -57,8 +57,8 @@ pub fn qt_available() -> bool {
     available() && std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
 }
 
-/// Encodes `rows[k]`, or `e × rows[k]` (each row `(e[r][0]·S₀ + e[r][1]·S₁) + e[r][2]·S₂`, `e[r][c]` being row `r` and column `c` of the 3×3 matrix) when `e` is given, into
-/// `out[k]` for every `k < out.len()`.
+/// Encodes `rows[k]`, or `e × rows[k]` (each row `(e[r][0]·S₀ + e[r][1]·S₁) + e[r][2]·S₂`, `e[r][c]` being row `r` and
+/// column `c` of the 3×3 matrix) when `e` is given, into `out[k]` for every `k < out.len()`.
 ///
 /// # Panics
 ///
