@@ -161,8 +161,8 @@ impl PaletteFormat for PaletteEntry {
 
     /// With an instance transform, AVX two joints at a time when the CPU has it and no product can overflow
     /// (`‖L_T‖∞ · max|S| + Σ|t_T|` at most `F32_FOLD_SAFE_MAX`, `f32::MAX / 1024`, which also excludes non-finite
-    /// transforms): the same products in the same order as the portable path, so the same bits, without its per-row poison.
-    /// Otherwise, and without a transform, the default (the portable path).
+    /// transforms): the same products in the same order as the portable path, so the same bits, without its per-row
+    /// poison. Otherwise, and without a transform, the default (the portable path).
     fn encode_cached(pose: CachedPose<'_>, t: Option<&Affine3A>, out: &mut [Self], stream: bool) -> Vec4 {
         #[cfg(target_arch = "x86_64")]
         if let Some(t) = t
