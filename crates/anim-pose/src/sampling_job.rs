@@ -4,10 +4,20 @@
 //! property: constant groups are copied, and animated groups are interpolated from two contiguous frame rows
 //! (lerp for translation and scale, normalized lerp for rotation, `u` multiplied by the track's interpolation
 //! mask so that STEP lanes hold frame `f`). There is no key search, no allocation and no per-lane branch.
+//!
+//! On x86-64 CPUs with AVX-512F, `sampling_job/avx512.rs` runs the same passes on whole properties (a group's
+//! rotation in one 512-bit register), with the same operations in the same order, so the same bits.
 
 use glam::Vec4;
 
 use crate::runtime_clip::Tracks;
+
+#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[allow(
+    unsafe_code,
+    reason = "AVX-512 intrinsics, called after detecting the CPU feature; loads and stores through a pointer"
+)]
+mod avx512;
 use crate::{Error, Result, RuntimeClip, SoaQuat, SoaTransform, SoaVec3};
 
 /// Samples a [`RuntimeClip`] at `time` into a local SoA pose.
@@ -58,13 +68,22 @@ impl SamplingJob<'_> {
         self.validate()?;
         let clip = self.clip;
         let (f, u) = clip.timeline().coords(self.time);
-        let u = Vec4::splat(u);
         let output = &mut self.output[..clip.num_soa_joints()];
-        sample_vec3(&clip.translations, f, u, output, |t| &mut t.translation);
-        sample_rotations(&clip.rotations, f, u, output);
-        sample_vec3(&clip.scales, f, u, output, |t| &mut t.scale);
+        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        if avx512::sample(clip, f, u, output) {
+            return Ok(());
+        }
+        sample_portable(clip, f, u, output);
         Ok(())
     }
+}
+
+/// The portable passes: translations, rotations, scales, each constants then interpolated groups.
+fn sample_portable(clip: &RuntimeClip, f: usize, u: f32, output: &mut [SoaTransform]) {
+    let u = Vec4::splat(u);
+    sample_vec3(&clip.translations, f, u, output, |t| &mut t.translation);
+    sample_rotations(&clip.rotations, f, u, output);
+    sample_vec3(&clip.scales, f, u, output, |t| &mut t.scale);
 }
 
 /// Writes one vector property (translation or scale) of every group: constants, then lerped frames.

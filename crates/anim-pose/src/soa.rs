@@ -11,6 +11,13 @@ use crate::{MAX_JOINTS, Transform};
 /// Jobs size their stack scratch with it, so that `run()` never allocates.
 pub const MAX_SOA_JOINTS: usize = MAX_JOINTS / 4;
 
+const _: () = {
+    assert!(size_of::<SoaVec3>() == 48 && size_of::<SoaQuat>() == 64 && size_of::<SoaTransform>() == 160);
+    assert!(std::mem::offset_of!(SoaVec3, y) == 16 && std::mem::offset_of!(SoaVec3, z) == 32);
+    assert!(std::mem::offset_of!(SoaQuat, y) == 16 && std::mem::offset_of!(SoaQuat, w) == 48);
+    assert!(std::mem::offset_of!(SoaTransform, rotation) == 48 && std::mem::offset_of!(SoaTransform, scale) == 112);
+};
+
 /// The number of SoA elements for `joint_count` joints: `ceil(joint_count / 4)`.
 pub const fn num_soa_joints(joint_count: usize) -> usize {
     joint_count.div_ceil(4)
@@ -18,6 +25,7 @@ pub const fn num_soa_joints(joint_count: usize) -> usize {
 
 /// Four 3-vectors, one per lane.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
 pub struct SoaVec3 {
     /// The x components of the four lanes.
     pub x: Vec4,
@@ -29,6 +37,7 @@ pub struct SoaVec3 {
 
 /// Four quaternions, one per lane.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
 pub struct SoaQuat {
     /// The x components of the four lanes.
     pub x: Vec4,
@@ -41,7 +50,11 @@ pub struct SoaQuat {
 }
 
 /// Four joint transforms (translation, rotation, scale), one per lane.
+///
+/// The layout is pinned (`repr(C)`, checked below): the components of each property are consecutive `Vec4`s, so
+/// SIMD kernels may load a whole property, or a whole element, at once.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
 pub struct SoaTransform {
     /// Translations.
     pub translation: SoaVec3,
