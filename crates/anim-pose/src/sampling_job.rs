@@ -86,6 +86,20 @@ fn sample_portable(clip: &RuntimeClip, f: usize, u: f32, output: &mut [SoaTransf
     sample_vec3(&clip.scales, f, u, output, |t| &mut t.scale);
 }
 
+/// Writes the constant groups of one property (the field `field` selects) from their stored values.
+#[inline(always)]
+fn write_constants<T: Copy>(
+    tracks: &Tracks<T>,
+    output: &mut [SoaTransform],
+    field: impl Fn(&mut SoaTransform) -> &mut T,
+) {
+    for (&group, value) in tracks.const_groups.iter().zip(&tracks.const_values) {
+        if let Some(out) = output.get_mut(usize::from(group)) {
+            *field(out) = *value;
+        }
+    }
+}
+
 /// Writes one vector property (translation or scale) of every group: constants, then lerped frames.
 #[inline(always)]
 fn sample_vec3(
@@ -95,11 +109,7 @@ fn sample_vec3(
     output: &mut [SoaTransform],
     field: impl Fn(&mut SoaTransform) -> &mut SoaVec3,
 ) {
-    for (&group, value) in tracks.const_groups.iter().zip(&tracks.const_values) {
-        if let Some(out) = output.get_mut(usize::from(group)) {
-            *field(out) = *value;
-        }
-    }
+    write_constants(tracks, output, &field);
     let (row0, row1) = tracks.rows(f);
     for (((&group, mask), a), b) in tracks.anim_groups.iter().zip(&tracks.masks).zip(row0).zip(row1) {
         if let Some(out) = output.get_mut(usize::from(group)) {
@@ -111,11 +121,7 @@ fn sample_vec3(
 /// Writes the rotation of every group: constants, then normalized lerps of frames.
 #[inline(always)]
 fn sample_rotations(tracks: &Tracks<SoaQuat>, f: usize, u: Vec4, output: &mut [SoaTransform]) {
-    for (&group, value) in tracks.const_groups.iter().zip(&tracks.const_values) {
-        if let Some(out) = output.get_mut(usize::from(group)) {
-            out.rotation = *value;
-        }
-    }
+    write_constants(tracks, output, |t| &mut t.rotation);
     let (row0, row1) = tracks.rows(f);
     for (((&group, mask), a), b) in tracks.anim_groups.iter().zip(&tracks.masks).zip(row0).zip(row1) {
         if let Some(out) = output.get_mut(usize::from(group)) {

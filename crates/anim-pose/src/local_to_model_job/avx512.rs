@@ -18,8 +18,8 @@
 //! Against the portable path it needs a quarter of the multiplies and adds, 3 in-block shuffles and (for a parent
 //! in the previous joint's register) 3 block shuffles per joint instead of 12 lane splats, and one store instead
 //! of four. The chain from parent to child is then a block shuffle, a multiply and two adds. On the development
-//! machine (an Intel Xeon with AVX-512, 2 vCPUs) it took local-to-model on the default character from 5.2–5.3 to
-//! 4.4–4.5 ns per joint, and from 7.2–8.7 to 5.4–5.9 in the periods when that machine's store throughput drops.
+//! machine (an Intel Xeon with AVX-512, 2 vCPUs) it took local-to-model on the default character from 5.2–5.5 to
+//! 4.4–4.7 ns per joint, and from 6.6–8.7 to 5.4–5.9 in the periods when that machine's store throughput drops.
 //!
 //! Intrinsics are safe to call only inside a function compiled with their `#[target_feature]`, so the kernel is
 //! one unsafe function, called only after checking the CPU; the other unsafe operations are the loads and stores
@@ -34,7 +34,8 @@ use std::arch::x86_64::{
 use glam::Affine3A;
 
 use super::{SoaLocals, soa_to_locals};
-use crate::SoaTransform;
+use crate::asserts::strict_assert;
+use crate::{NO_PARENT, SoaTransform};
 
 const _: () = assert!(
     size_of::<Affine3A>() == 64,
@@ -136,6 +137,10 @@ unsafe fn joint<const LANE: i32>(
     root: *const f32,
     prev: __m512,
 ) -> __m512 {
+    strict_assert!(
+        p == usize::from(NO_PARENT) || p < j,
+        "joint {j} has parent {p}, which breaks parent-before-child order"
+    );
     // SAFETY: as this function's contract.
     unsafe {
         let l0 = _mm512_permute_ps::<LANE>(rows[0]);

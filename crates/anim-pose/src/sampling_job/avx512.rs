@@ -63,11 +63,7 @@ fn vec3_pass(
     output: &mut [SoaTransform],
     field: impl Fn(&mut SoaTransform) -> &mut SoaVec3,
 ) {
-    for (&group, value) in tracks.const_groups.iter().zip(&tracks.const_values) {
-        if let Some(out) = output.get_mut(usize::from(group)) {
-            *field(out) = *value;
-        }
-    }
+    super::write_constants(tracks, output, &field);
     let (u8, u4) = (_mm256_set1_ps(u), _mm_set1_ps(u));
     let (row0, row1) = tracks.rows(f);
     for (((&group, mask), a), b) in tracks.anim_groups.iter().zip(&tracks.masks).zip(row0).zip(row1) {
@@ -99,11 +95,7 @@ fn xy_z(v: &SoaVec3) -> (__m256, __m128) {
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn rotation_pass(tracks: &Tracks<SoaQuat>, f: usize, u: f32, output: &mut [SoaTransform]) {
-    for (&group, value) in tracks.const_groups.iter().zip(&tracks.const_values) {
-        if let Some(out) = output.get_mut(usize::from(group)) {
-            out.rotation = *value;
-        }
-    }
+    super::write_constants(tracks, output, |t| &mut t.rotation);
     let u = _mm512_set1_ps(u);
     let (row0, row1) = tracks.rows(f);
     for (((&group, mask), a), b) in tracks.anim_groups.iter().zip(&tracks.masks).zip(row0).zip(row1) {
