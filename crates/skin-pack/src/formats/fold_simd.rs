@@ -117,15 +117,10 @@ unsafe fn mat3x4_run_kernel<'a>(
         let pose = pose(i);
         let t = transforms.get(i);
         let rows = &pose.rows[..palette.len()];
-        // `‖L_T‖∞ · max|S| ≤ 65000`, row by row: each row's absolute sum times `max|S|` is in range. False for NaN,
-        // so a non-finite transform takes the portable path, whose poison reports it.
-        let in_range = t.map_or(pose.max_abs <= super::qt_f16::FOLD_SAFE_MAX, |t| {
-            let c = &t.matrix3;
-            let row_sums = c.x_axis.abs() + c.y_axis.abs() + c.z_axis.abs();
-            (row_sums * pose.max_abs)
-                .cmple(glam::Vec3A::splat(super::qt_f16::FOLD_SAFE_MAX))
-                .all()
-        });
+        // `‖L_T‖∞ · max|S| ≤ 65000`, false for NaN: a non-finite transform takes the portable path, whose poison
+        // reports it. (The kernel reads `T` itself, not these rows.)
+        let grow = t.map_or(1.0, |t| super::qt_f16::norm_inf(&super::linear_rows(&t.matrix3)));
+        let in_range = grow * pose.max_abs <= super::qt_f16::FOLD_SAFE_MAX;
         if !in_range {
             acc += super::mat3x4_f16::encode_cached_portable(pose, t, palette, stream);
             continue;
