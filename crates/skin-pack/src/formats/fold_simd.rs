@@ -18,8 +18,10 @@
 //!   the rows `S_c` are broadcast or paired straight from memory, so the kernel needs no shuffles.
 //!
 //! `mat3x4_run` needs AVX and F16C, `entry` AVX, and `qt` AVX2, F16C and FMA. All three write with non-temporal stores
-//! when asked and the destination is aligned (16 bytes for `mat3x4_run`, 32 for `qt`; `entry` streams its pairs from a
-//! 32-byte boundary and a leading or trailing single joint from a 16-byte one). The callers check [`available`] or
+//! when asked and the destination is aligned (16 bytes for `mat3x4_run`, a 64-byte cache line for `qt`; `entry` streams
+//! its pairs from a 32-byte boundary and a leading or trailing single joint from a 16-byte one). `entry` and `qt` avoid
+//! 32-byte stores that straddle cache lines with either kind of store (`entry` writes one joint first from 16 bytes
+//! past a 32-byte boundary; `qt` stores single entries there). The callers check [`available`] or
 //! [`qt_available`], and that every value is in range (f16 for `mat3x4_run` and `qt`, so no clamp is needed: in range,
 //! clamping changes nothing; no overflow for `entry`); `mat3x4_run` checks the range itself, palette by palette.
 
@@ -31,13 +33,14 @@
 use std::arch::x86_64::{
     __m128, __m128i, __m256, __m256i, __m512, __m512i, _MM_FROUND_TO_NEAREST_INT, _mm_add_ps, _mm_castpd_si128,
     _mm_castsi128_pd, _mm_cvtps_ph, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps, _mm_setr_ps, _mm_shuffle_pd,
-    _mm_storel_epi64, _mm_storeu_ps, _mm_storeu_si128, _mm_stream_ps, _mm_stream_si128, _mm_unpackhi_epi64,
-    _mm_unpacklo_epi64, _mm256_add_ps, _mm256_and_ps, _mm256_broadcast_ps, _mm256_cvtps_ph, _mm256_fmadd_ps,
-    _mm256_loadu_ps, _mm256_loadu2_m128, _mm256_mul_ps, _mm256_set_m128i, _mm256_set1_ps, _mm256_setr_ps,
-    _mm256_storeu_ps, _mm256_storeu_si256, _mm256_stream_ps, _mm256_stream_si256, _mm256_unpackhi_epi16,
-    _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi16, _mm256_unpacklo_epi32, _mm256_unpacklo_epi64,
-    _mm256_xor_ps, _mm512_and_si512, _mm512_castps_si512, _mm512_castsi512_ps, _mm512_cvtps_ph, _mm512_fmadd_ps,
-    _mm512_fnmadd_ps, _mm512_loadu_ps, _mm512_mul_ps, _mm512_set1_epi32, _mm512_set1_ps, _mm512_xor_si512,
+    _mm_store_si128, _mm_storel_epi64, _mm_storeu_ps, _mm_storeu_si128, _mm_stream_ps, _mm_stream_si128,
+    _mm_unpackhi_epi64, _mm_unpacklo_epi64, _mm256_add_ps, _mm256_and_ps, _mm256_broadcast_ps, _mm256_castsi256_si128,
+    _mm256_cvtps_ph, _mm256_extracti128_si256, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_loadu2_m128, _mm256_mul_ps,
+    _mm256_set_m128i, _mm256_set1_ps, _mm256_setr_ps, _mm256_storeu_ps, _mm256_storeu_si256, _mm256_stream_ps,
+    _mm256_stream_si256, _mm256_unpackhi_epi16, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi16,
+    _mm256_unpacklo_epi32, _mm256_unpacklo_epi64, _mm256_xor_ps, _mm512_and_si512, _mm512_castps_si512,
+    _mm512_castsi512_ps, _mm512_cvtps_ph, _mm512_fmadd_ps, _mm512_fnmadd_ps, _mm512_loadu_ps, _mm512_mul_ps,
+    _mm512_set1_epi32, _mm512_set1_ps, _mm512_xor_si512,
 };
 
 use glam::Vec4;
@@ -297,10 +300,12 @@ unsafe fn entry_kernel(e: &[[f32; 3]; 3], t: [f32; 3], rows: &[[Vec4; 3]], out: 
     };
     let mut k = 0;
     let stream16 = stream && (dst as usize).is_multiple_of(16);
-    // A destination 16 bytes past a 32-byte boundary becomes 32-byte aligned after one joint (48 bytes).
-    if stream16 && n > 0 && dst as usize % 32 == 16 {
+    // A destination 16 bytes past a 32-byte boundary becomes 32-byte aligned after one joint (48 bytes), with
+    // either kind of store: otherwise every other 32-byte store would straddle two cache lines (split stores cost
+    // about 10% of the crowd run with ordinary stores on the development VM).
+    if n > 0 && dst as usize % 32 == 16 {
         // SAFETY: joint 0 exists; its 12 floats are inside `rows` and `out`, and `dst` is 16-byte aligned.
-        unsafe { entry_one(e, t, src, dst, true) };
+        unsafe { entry_one(e, t, src, dst, stream16) };
         k = 1;
     }
     // SAFETY: `k <= n`, so `dst + 12k` is inside `out` or one past its end.
@@ -402,7 +407,7 @@ pub fn qt(kernel: QtKernel, fold: Option<&QtFold>, blocks: &[f32], out: &mut [Qt
 unsafe fn qt_kernel_avx512<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &mut [QtF16], stream: bool) {
     let n = out.len();
     let dst = out.as_mut_ptr().cast::<__m256i>();
-    let stream = stream && (dst as usize).is_multiple_of(32);
+    let stores = QtStores::new(dst, stream);
     // `q_T = (x, y, z, w)`, read back from the rows of its left-multiplication matrix.
     let (x, y, z, w) = (f.q[0][3], f.q[1][3], f.q[2][3], f.q[0][0]);
     debug_assert!(
@@ -466,8 +471,8 @@ unsafe fn qt_kernel_avx512<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &m
         // `h[c]`: component c as halves, the even joints in the low 128 bits and the odd ones in the high 128.
         let h: [__m256i; 8] = std::array::from_fn(|c| _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[c]));
         // SAFETY: as in `qt_kernel`: entries `first..first + 16` are inside `out` when the block is whole, the last
-        // block stores only its own entries.
-        unsafe { store_block(h, dst, b * QT_BLOCK, n, stream) };
+        // block stores only its own entries; `stores` was chosen for `dst`.
+        unsafe { store_block(h, dst, b * QT_BLOCK, n, stores) };
     }
 }
 
@@ -482,7 +487,7 @@ unsafe fn qt_kernel_avx512<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &m
 unsafe fn qt_kernel<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &mut [QtF16], stream: bool) {
     let n = out.len();
     let dst = out.as_mut_ptr().cast::<__m256i>();
-    let stream = stream && (dst as usize).is_multiple_of(32);
+    let stores = QtStores::new(dst, stream);
     let q = f.q.map(|r| r.map(|x| _mm256_set1_ps(x)));
     let l = f.l.map(|r| r.map(|x| _mm256_set1_ps(x)));
     let s = _mm256_set1_ps(f.s);
@@ -530,22 +535,60 @@ unsafe fn qt_kernel<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &mut [QtF
             )
         });
         // SAFETY: entries `first..first + 16` are inside `out` when the block is whole, the last block stores only
-        // its own entries (the caller's contract).
-        unsafe { store_block(h, dst, b * QT_BLOCK, n, stream) };
+        // its own entries (the caller's contract); `stores` was chosen for `dst`.
+        unsafe { store_block(h, dst, b * QT_BLOCK, n, stores) };
+    }
+}
+
+/// How the QtF16 kernels store a block's eight pairs of entries, chosen once per palette from the destination's
+/// alignment: 32-byte stores when it is 32-byte aligned; 16-byte stores (one entry each) when it is only 16-byte
+/// aligned, since a 32-byte store at 16 bytes past a 32-byte boundary straddles two cache lines every other time,
+/// and such split stores cost more than the extra store (an output from `Vec<QtF16>`, which glibc's allocator places
+/// 16 bytes past a page, took that path with every other store split); unaligned 32-byte stores otherwise.
+///
+/// Non-temporal only when streaming is asked for and the palette starts on a cache line (64 bytes): then each block
+/// writes whole lines. From any other start, the line that a block shares with the next one is written in two
+/// parts with the next block's loads in between, and on the development VM (Intel, family 6 model 207) that made
+/// streaming slower than from a line: in one series of the bench's QtF16 crowd (2 threads), 0.54–0.56 × memcpy
+/// with 32-byte streaming stores from 32 bytes past a line and 0.39–0.50 with 16-byte ones from 16 bytes past a
+/// 32-byte boundary, against 0.63–0.69 with 32-byte ones from a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum QtStores {
+    /// Aligned 32-byte stores, non-temporal when `true`.
+    Pairs(bool),
+    /// Aligned 16-byte stores.
+    Entries,
+    /// Unaligned 32-byte stores.
+    Unaligned,
+}
+
+impl QtStores {
+    /// The stores for a destination `dst`, streamed when `stream`.
+    fn new(dst: *mut __m256i, stream: bool) -> Self {
+        let at = dst as usize;
+        if at.is_multiple_of(64) {
+            Self::Pairs(stream)
+        } else if at.is_multiple_of(32) {
+            Self::Pairs(false)
+        } else if at.is_multiple_of(16) {
+            Self::Entries
+        } else {
+            Self::Unaligned
+        }
     }
 }
 
 /// Transposes a block's components `h` (as halves: the block's even joints in the low 128 bits of each register,
 /// its odd joints in the high 128) to entries, with an 8 × 8 transpose of halves in both 128-bit lanes at once
-/// that leaves joints `2j` and `2j + 1` side by side, and stores them at entry `first` of `dst` (`n` entries): eight
-/// 32-byte stores, streamed when `stream`, or only the block's `n - first` entries for the last, partial block.
+/// that leaves joints `2j` and `2j + 1` side by side, and stores them at entry `first` of `dst` (`n` entries) as
+/// `stores` says, or only the block's `n - first` entries for the last, partial block.
 ///
 /// # Safety
 ///
-/// The CPU has AVX2; `dst` holds `n` entries, `first < n`, and `dst` is 32-byte aligned when `stream`.
+/// The CPU has AVX2; `dst` holds `n` entries, `first < n`, and `stores` is `QtStores::new(dst, _)`.
 #[inline]
 #[target_feature(enable = "avx2")]
-unsafe fn store_block(h: [__m256i; 8], dst: *mut __m256i, first: usize, n: usize, stream: bool) {
+unsafe fn store_block(h: [__m256i; 8], dst: *mut __m256i, first: usize, n: usize, stores: QtStores) {
     // Transpose 8 × 8 halves in each 128-bit lane: component-major to joint-major.
     let a = [
         _mm256_unpacklo_epi16(h[0], h[1]),
@@ -585,13 +628,23 @@ unsafe fn store_block(h: [__m256i; 8], dst: *mut __m256i, first: usize, n: usize
         let p = dst.add(first / 2);
         if n - first >= QT_BLOCK {
             // Unrolled with constant `j`, so the pairs stay in registers.
-            if stream {
-                for j in 0..QT_BLOCK / 2 {
-                    _mm256_stream_si256(p.add(j), pair(j));
+            let e = p.cast::<__m128i>();
+            match stores {
+                QtStores::Pairs(true) => {
+                    for j in 0..QT_BLOCK / 2 {
+                        _mm256_stream_si256(p.add(j), pair(j));
+                    }
                 }
-            } else {
-                for j in 0..QT_BLOCK / 2 {
-                    _mm256_storeu_si256(p.add(j), pair(j));
+                QtStores::Pairs(false) | QtStores::Unaligned => {
+                    for j in 0..QT_BLOCK / 2 {
+                        _mm256_storeu_si256(p.add(j), pair(j));
+                    }
+                }
+                QtStores::Entries => {
+                    for j in 0..QT_BLOCK / 2 {
+                        _mm_store_si128(e.add(2 * j), _mm256_castsi256_si128(pair(j)));
+                        _mm_store_si128(e.add(2 * j + 1), _mm256_extracti128_si256::<1>(pair(j)));
+                    }
                 }
             }
         } else {
@@ -641,6 +694,19 @@ mod tests {
     fn rows_of(m: &Affine3A) -> [Vec4; 3] {
         let t = glam::Mat4::from(*m).transpose();
         [t.x_axis, t.y_axis, t.z_axis]
+    }
+
+    /// Streaming only from a cache line; 16-byte stores where 32-byte ones would straddle lines.
+    #[test]
+    fn qt_stores_follow_the_alignment() {
+        let at = |a: usize| a as *mut __m256i;
+        for stream in [false, true] {
+            assert_eq!(QtStores::new(at(4096), stream), QtStores::Pairs(stream));
+            assert_eq!(QtStores::new(at(4096 + 32), stream), QtStores::Pairs(false));
+            assert_eq!(QtStores::new(at(4096 + 16), stream), QtStores::Entries);
+            assert_eq!(QtStores::new(at(4096 + 48), stream), QtStores::Entries);
+            assert_eq!(QtStores::new(at(4096 + 4), stream), QtStores::Unaligned);
+        }
     }
 
     proptest! {
@@ -744,12 +810,14 @@ mod tests {
             }
         }
 
-        /// The AVX QtF16 kernel gives its scalar twin's bits (and the twin, without a transform, gives `encode`'s).
+        /// The AVX QtF16 kernel gives its scalar twin's bits (and the twin, without a transform, gives `encode`'s),
+        /// from every 4-byte placement within a cache line (so with each kind of [`QtStores`]), and writes nothing
+        /// outside its output.
         #[test]
         fn qt_kernel_equals_its_scalar_twin(
             joints in prop::collection::vec(similarity(50.0, true), 0..40),
             t in prop::option::of(similarity(10.0, true)),
-            offset in 0usize..4,
+            offset in 0usize..16,
             stream in any::<bool>(),
         ) {
             let Some(kernel) = QtKernel::detect() else {
@@ -765,9 +833,13 @@ mod tests {
             prop_assert_eq!(poison, Vec4::ZERO);
             // The detected kernel (AVX-512 where the CPU has it) and the AVX2 one.
             for kernel in [kernel, kernel.avx2_only()] {
-                let mut fast = vec![QtF16::default(); rows.len() + offset];
-                qt(kernel, fold.as_ref(), blocks, &mut fast[offset..], stream);
-                prop_assert_eq!(&fast[offset..], &plain[..], "{:?}", kernel);
+                // `offset` words (4 bytes each) before the output and a block's worth after it, all left zero.
+                let mut words = vec![0u32; offset + 4 * rows.len() + 64];
+                let end = offset + 4 * rows.len();
+                let fast: &mut [QtF16] = bytemuck::cast_slice_mut(&mut words[offset..end]);
+                qt(kernel, fold.as_ref(), blocks, fast, stream);
+                prop_assert_eq!(&*fast, &plain[..], "{:?}", kernel);
+                prop_assert!(words[..offset].iter().chain(&words[end..]).all(|&w| w == 0), "{:?}", kernel);
             }
             if t.is_none() {
                 for (k, m) in joints.iter().enumerate() {
