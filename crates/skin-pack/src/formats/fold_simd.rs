@@ -395,7 +395,7 @@ pub fn qt(kernel: QtKernel, fold: Option<&QtFold>, blocks: &[f32], out: &mut [Qt
 /// the low half, odd ones in the high half, as the block stores them), so the fold runs once per block instead of
 /// once per half, and one `vcvtps2ph` gives the 256-bit register of halves that the AVX2 kernel assembles from two.
 /// The transpose and the stores are the AVX2 kernel's. The quaternion product uses the four components of `q_T`
-/// rather than the sixteen signed entries of [`QtFold::q`] (so that the constants fit in registers): a product
+/// rather than the sixteen signed entries of [`QtFold::q_rows`] (so that the constants fit in registers): a product
 /// with a negated component is `vfnmadd` (`−(a·b) + c`, the single rounding of the twin's `(−a)·b + c`), and a
 /// leading negated product is the product with its sign bit flipped (exact). Every lane therefore gives the bits
 /// of the scalar twin [`QtFold::apply`], as the AVX2 kernel does.
@@ -408,12 +408,7 @@ unsafe fn qt_kernel_avx512<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &m
     let n = out.len();
     let dst = out.as_mut_ptr().cast::<__m256i>();
     let stores = QtStores::new(dst, stream);
-    // `q_T = (x, y, z, w)`, read back from the rows of its left-multiplication matrix.
-    let (x, y, z, w) = (f.q[0][3], f.q[1][3], f.q[2][3], f.q[0][0]);
-    debug_assert!(
-        !FOLD || f.q == [[w, -z, y, x], [z, w, -x, y], [-y, x, w, z], [-x, -y, -z, w]],
-        "QtFold::q is the left-multiplication matrix of (x, y, z, w)"
-    );
+    let [x, y, z, w] = f.q;
     let (qx, qy, qz, qw) = (
         _mm512_set1_ps(x),
         _mm512_set1_ps(y),
@@ -488,7 +483,7 @@ unsafe fn qt_kernel<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &mut [QtF
     let n = out.len();
     let dst = out.as_mut_ptr().cast::<__m256i>();
     let stores = QtStores::new(dst, stream);
-    let q = f.q.map(|r| r.map(|x| _mm256_set1_ps(x)));
+    let q = f.q_rows().map(|r| r.map(|x| _mm256_set1_ps(x)));
     let l = f.l.map(|r| r.map(|x| _mm256_set1_ps(x)));
     let s = _mm256_set1_ps(f.s);
     let sign = _mm256_set1_ps(-0.0);
@@ -586,73 +581,80 @@ impl QtStores {
 /// # Safety
 ///
 /// The CPU has AVX2; `dst` holds `n` entries, `first < n`, and `stores` is `QtStores::new(dst, _)`.
-#[inline]
-#[target_feature(enable = "avx2")]
+///
+/// Not a `#[target_feature]` function, so that it can be `#[inline(always)]` into both kernels (which enable
+/// AVX2): with `#[inline]`, LLVM left it out of line in the AVX-512 kernel, which then passed the halves through
+/// the stack and reloaded its broadcast constants after every call, once per block. For the same reason the pairs
+/// are written out rather than made by a closure.
+#[inline(always)]
 unsafe fn store_block(h: [__m256i; 8], dst: *mut __m256i, first: usize, n: usize, stores: QtStores) {
-    // Transpose 8 × 8 halves in each 128-bit lane: component-major to joint-major.
-    let a = [
-        _mm256_unpacklo_epi16(h[0], h[1]),
-        _mm256_unpackhi_epi16(h[0], h[1]),
-        _mm256_unpacklo_epi16(h[2], h[3]),
-        _mm256_unpackhi_epi16(h[2], h[3]),
-        _mm256_unpacklo_epi16(h[4], h[5]),
-        _mm256_unpackhi_epi16(h[4], h[5]),
-        _mm256_unpacklo_epi16(h[6], h[7]),
-        _mm256_unpackhi_epi16(h[6], h[7]),
-    ];
-    // Per lane, `a[0]`: (x, y) of its joints 0..4, `a[1]`: of its joints 4..8; `a[2]`, `a[3]`: (z, w);
-    // `a[4]`..`a[7]`: (dx, dy), (dz, s).
-    let rotation = [
-        _mm256_unpacklo_epi32(a[0], a[2]),
-        _mm256_unpackhi_epi32(a[0], a[2]),
-        _mm256_unpacklo_epi32(a[1], a[3]),
-        _mm256_unpackhi_epi32(a[1], a[3]),
-    ];
-    let offset = [
-        _mm256_unpacklo_epi32(a[4], a[6]),
-        _mm256_unpackhi_epi32(a[4], a[6]),
-        _mm256_unpacklo_epi32(a[5], a[7]),
-        _mm256_unpackhi_epi32(a[5], a[7]),
-    ];
-    // Register `j` holds the block's joint `2j` (low lane, its j-th even joint) and `2j + 1` (high lane).
-    let pair = |j: usize| {
-        if j.is_multiple_of(2) {
-            _mm256_unpacklo_epi64(rotation[j / 2], offset[j / 2])
-        } else {
-            _mm256_unpackhi_epi64(rotation[j / 2], offset[j / 2])
-        }
-    };
-    // SAFETY: entries `first..first + 16` are inside `dst` when the block is whole (32 bytes per pair, 32-byte
-    // aligned when `stream`); the last, partial block stores only its `n - first` entries (the caller's contract).
+    // SAFETY: the CPU has AVX2 (the caller's contract); entries `first..first + 16` are inside `dst` when the block
+    // is whole (32 bytes per pair, 32-byte aligned for `Pairs`, 16-byte aligned for `Entries`); the last, partial
+    // block stores only its `n - first` entries (the caller's contract).
     unsafe {
+        // Transpose 8 × 8 halves in each 128-bit lane: component-major to joint-major.
+        let a = [
+            _mm256_unpacklo_epi16(h[0], h[1]),
+            _mm256_unpackhi_epi16(h[0], h[1]),
+            _mm256_unpacklo_epi16(h[2], h[3]),
+            _mm256_unpackhi_epi16(h[2], h[3]),
+            _mm256_unpacklo_epi16(h[4], h[5]),
+            _mm256_unpackhi_epi16(h[4], h[5]),
+            _mm256_unpacklo_epi16(h[6], h[7]),
+            _mm256_unpackhi_epi16(h[6], h[7]),
+        ];
+        // Per lane, `a[0]`: (x, y) of its joints 0..4, `a[1]`: of its joints 4..8; `a[2]`, `a[3]`: (z, w);
+        // `a[4]`..`a[7]`: (dx, dy), (dz, s).
+        let rotation = [
+            _mm256_unpacklo_epi32(a[0], a[2]),
+            _mm256_unpackhi_epi32(a[0], a[2]),
+            _mm256_unpacklo_epi32(a[1], a[3]),
+            _mm256_unpackhi_epi32(a[1], a[3]),
+        ];
+        let offset = [
+            _mm256_unpacklo_epi32(a[4], a[6]),
+            _mm256_unpackhi_epi32(a[4], a[6]),
+            _mm256_unpacklo_epi32(a[5], a[7]),
+            _mm256_unpackhi_epi32(a[5], a[7]),
+        ];
+        // Register `j` holds the block's joint `2j` (low lane, its j-th even joint) and `2j + 1` (high lane).
+        let pairs = [
+            _mm256_unpacklo_epi64(rotation[0], offset[0]),
+            _mm256_unpackhi_epi64(rotation[0], offset[0]),
+            _mm256_unpacklo_epi64(rotation[1], offset[1]),
+            _mm256_unpackhi_epi64(rotation[1], offset[1]),
+            _mm256_unpacklo_epi64(rotation[2], offset[2]),
+            _mm256_unpackhi_epi64(rotation[2], offset[2]),
+            _mm256_unpacklo_epi64(rotation[3], offset[3]),
+            _mm256_unpackhi_epi64(rotation[3], offset[3]),
+        ];
         let p = dst.add(first / 2);
         if n - first >= QT_BLOCK {
-            // Unrolled with constant `j`, so the pairs stay in registers.
             let e = p.cast::<__m128i>();
             match stores {
                 QtStores::Pairs(true) => {
-                    for j in 0..QT_BLOCK / 2 {
-                        _mm256_stream_si256(p.add(j), pair(j));
+                    for (j, &pair) in pairs.iter().enumerate() {
+                        _mm256_stream_si256(p.add(j), pair);
                     }
                 }
                 QtStores::Pairs(false) | QtStores::Unaligned => {
-                    for j in 0..QT_BLOCK / 2 {
-                        _mm256_storeu_si256(p.add(j), pair(j));
+                    for (j, &pair) in pairs.iter().enumerate() {
+                        _mm256_storeu_si256(p.add(j), pair);
                     }
                 }
                 QtStores::Entries => {
-                    for j in 0..QT_BLOCK / 2 {
-                        _mm_store_si128(e.add(2 * j), _mm256_castsi256_si128(pair(j)));
-                        _mm_store_si128(e.add(2 * j + 1), _mm256_extracti128_si256::<1>(pair(j)));
+                    for (j, &pair) in pairs.iter().enumerate() {
+                        _mm_store_si128(e.add(2 * j), _mm256_castsi256_si128(pair));
+                        _mm_store_si128(e.add(2 * j + 1), _mm256_extracti128_si256::<1>(pair));
                     }
                 }
             }
         } else {
-            // Through a whole block on the stack, so that `pair` is only ever called with constants.
+            // Through a whole block on the stack.
             let mut tail = [QtF16::default(); QT_BLOCK];
             let t = tail.as_mut_ptr().cast::<__m256i>();
-            for j in 0..QT_BLOCK / 2 {
-                _mm256_storeu_si256(t.add(j), pair(j));
+            for (j, &pair) in pairs.iter().enumerate() {
+                _mm256_storeu_si256(t.add(j), pair);
             }
             std::ptr::copy_nonoverlapping(tail.as_ptr(), p.cast::<QtF16>(), n - first);
         }

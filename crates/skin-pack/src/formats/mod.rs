@@ -57,6 +57,8 @@
 
 mod batch;
 #[cfg(target_arch = "x86_64")]
+mod decompose_simd;
+#[cfg(target_arch = "x86_64")]
 mod fold_simd;
 mod mat3x4_f16;
 mod qt_f16;

@@ -58,7 +58,7 @@ fn decompose(l: &Mat3A) -> (Vec4, f32) {
 }
 
 /// A number or a vector of lanes that [`decompose_lanes`] computes with: lane-wise IEEE arithmetic and selects.
-trait Lane:
+pub(super) trait Lane:
     Copy
     + std::ops::Add<Output = Self>
     + std::ops::Sub<Output = Self>
@@ -135,7 +135,7 @@ impl Lane for Vec4 {
 
 /// [`decompose`] lane by lane: `cols[c][r]` holds element (row r, column c). Returns `([qx, qy, qz, qw], s)`.
 #[inline(always)]
-fn decompose_lanes<L: Lane>(cols: &[[L; 3]; 3]) -> ([L; 4], L) {
+pub(super) fn decompose_lanes<L: Lane>(cols: &[[L; 3]; 3]) -> ([L; 4], L) {
     let [a, b, c] = cols;
     let len2 = |v: &[L; 3]| (v[0] * v[0] + v[1] * v[1]) + v[2] * v[2];
     let mean_sq = (len2(a) + len2(b) + len2(c)) * L::splat(1.0 / 3.0);
@@ -173,7 +173,10 @@ fn decompose_lanes<L: Lane>(cols: &[[L; 3]; 3]) -> ([L; 4], L) {
     // No normalisation: for a rotation the result is unit up to f32 rounding, its largest component is
     // `sqrt(f) / 2 ≥ 1/2` in any case, and the decoder normalises (the bound needs only `|q| ≥ 1/2`).
     let flip = q[3].lt(0.0);
-    (q.map(|c| L::select(flip, -c, c)), s)
+    // Written out: an array `map` here was left out of line in some builds, and its closure then ran the
+    // AVX-512F lane operations outside the target-feature function, as calls.
+    let sel = |c: L| L::select(flip, -c, c);
+    ([sel(q[0]), sel(q[1]), sel(q[2]), sel(q[3])], s)
 }
 
 impl QtF16 {
@@ -266,12 +269,11 @@ pub(crate) fn qt_cached_floats(skin_joints: usize) -> usize {
 pub(crate) const FOLD_SAFE_MAX: f32 = 65_000.0;
 
 /// An instance transform `T`, decomposed once per palette to fold it into cached [`QtF16`] joints:
-/// `q = q_T ⊗ q_S` (as the rows of the left-multiplication matrix of `q_T`), `d = L_T · t_S` (relative to `T`'s
-/// translation) and `s = s_T · s_S`.
+/// `q = q_T ⊗ q_S`, `d = L_T · t_S` (relative to `T`'s translation) and `s = s_T · s_S`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct QtFold {
-    /// Row `i` gives component `i` of `q_T ⊗ q` from `(qx, qy, qz, qw)`.
-    pub(crate) q: [[f32; 4]; 4],
+    /// `q_T = (x, y, z, w)`.
+    pub(crate) q: [f32; 4],
     /// `L_T` by rows.
     pub(crate) l: [[f32; 3]; 3],
     /// `s_T`.
@@ -283,12 +285,7 @@ pub(crate) struct QtFold {
 impl QtFold {
     /// The identity fold (used only to fill the kernel's unused argument).
     pub(crate) const IDENTITY: Self = Self {
-        q: [
-            [1.0, 0.0, 0.0, 0.0],
-            [0.0, 1.0, 0.0, 0.0],
-            [0.0, 0.0, 1.0, 0.0],
-            [0.0, 0.0, 0.0, 1.0],
-        ],
+        q: [0.0, 0.0, 0.0, 1.0],
         l: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
         s: 1.0,
         norm: 1.0,
@@ -302,15 +299,22 @@ impl QtFold {
 
     /// The fold of the decomposition `(q_T, s_T)` of `l`.
     #[inline(always)]
-    fn from_parts([x, y, z, w]: [f32; 4], s: f32, l: &Mat3A) -> Self {
+    fn from_parts(q: [f32; 4], s: f32, l: &Mat3A) -> Self {
         let l = super::linear_rows(l);
         Self {
-            // The Hamilton product p ⊗ q by components of q = (qx, qy, qz, qw).
-            q: [[w, -z, y, x], [z, w, -x, y], [-y, x, w, z], [-x, -y, -z, w]],
+            q,
             l,
             s,
             norm: norm_inf(&l),
         }
+    }
+
+    /// The rows of the left-multiplication matrix of `q_T`: row `i` gives component `i` of `q_T ⊗ q` from
+    /// `(qx, qy, qz, qw)` (the Hamilton product by components of `q`).
+    #[inline(always)]
+    pub(crate) fn q_rows(&self) -> [[f32; 4]; 4] {
+        let [x, y, z, w] = self.q;
+        [[w, -z, y, x], [z, w, -x, y], [-y, x, w, z], [-x, -y, -z, w]]
     }
 
     /// [`QtFold::new`] of four transforms at once (one [`decompose_lanes`] on `Vec4` lanes): the same bits.
@@ -332,7 +336,8 @@ impl QtFold {
         // Fused multiply-adds, innermost first, exactly as the kernel's `vfmadd` chain.
         let quat = |r: &[f32; 4]| r[3].mul_add(q[3], r[2].mul_add(q[2], r[1].mul_add(q[1], r[0] * q[0])));
         let rot = |r: &[f32; 3]| r[2].mul_add(t[2], r[1].mul_add(t[1], r[0] * t[0]));
-        let v = Vec4::new(quat(&self.q[0]), quat(&self.q[1]), quat(&self.q[2]), quat(&self.q[3]));
+        let m = self.q_rows();
+        let v = Vec4::new(quat(&m[0]), quat(&m[1]), quat(&m[2]), quat(&m[3]));
         // The hemisphere with w ≥ 0, by the sign bit as the kernel does (so −0 flips too).
         let v = if v.w.is_sign_negative() { -v } else { v };
         [
@@ -380,6 +385,48 @@ pub(crate) fn encode_cached_scalar(fold: Option<&QtFold>, blocks: &[f32], out: &
     acc
 }
 
+/// [`QtF16::prepare_cached`] with four joints per `Vec4` decomposition: the portable path, and the twin of the
+/// AVX-512F one. `aux` holds [`qt_cached_floats`]`(rows.len())` floats.
+pub(crate) fn prepare_cached_portable(rows: &[[Vec4; 3]], aux: &mut [f32]) {
+    let (header, blocks) = aux.split_at_mut(QT_HEADER);
+    blocks.fill(0.0);
+    let (mut max_t, mut max_s) = (Vec4::ZERO, Vec4::ZERO);
+    // Four joints per decomposition: `first`, `first + 2`, `first + 4`, `first + 6` (`first % 16` is 0, 1, 8
+    // or 9), which sit in four adjacent lanes of one half of a block. Lanes past the skin stay zero.
+    for first in (0..rows.len()).filter(|k| k % 8 < 2) {
+        let joint = |i: usize| rows.get(first + 2 * i);
+        // Row r of the four joints, transposed: element c of row r in lane i is joint i's (r, c); column 3 is
+        // the translation. Joints past the skin are zero matrices (finite, never stored).
+        let row = |r: usize| {
+            let at = |i: usize| joint(i).map_or(Vec4::ZERO, |m| m[r]);
+            glam::Mat4::from_cols(at(0), at(1), at(2), at(3)).transpose()
+        };
+        let (r0, r1, r2) = (row(0), row(1), row(2));
+        let cols = [
+            [r0.x_axis, r1.x_axis, r2.x_axis],
+            [r0.y_axis, r1.y_axis, r2.y_axis],
+            [r0.z_axis, r1.z_axis, r2.z_axis],
+        ];
+        let t = [r0.w_axis, r1.w_axis, r2.w_axis];
+        let (q, s) = decompose_lanes(&cols);
+        max_t = max_t.max(t[0].abs()).max(t[1].abs()).max(t[2].abs());
+        max_s = max_s.max(s.abs());
+        let b = &mut blocks[first / QT_BLOCK * QT_BLOCK_FLOATS..][..QT_BLOCK_FLOATS];
+        for (c, v) in [q[0], q[1], q[2], q[3], t[0], t[1], t[2], s].into_iter().enumerate() {
+            v.write_to_slice(&mut b[c * QT_BLOCK + qt_lane(first)..][..4]);
+        }
+    }
+    // The decompositions of the zero matrices past the skin are left out, as the AVX-512F path leaves them.
+    for k in rows.len()..rows.len().next_multiple_of(QT_BLOCK) {
+        for c in 0..8 {
+            blocks[k / QT_BLOCK * QT_BLOCK_FLOATS + c * QT_BLOCK + qt_lane(k)] = 0.0;
+        }
+    }
+    header.fill(0.0);
+    header[0] = max_t.max_element();
+    header[1] = max_s.max_element();
+}
+
 impl PaletteFormat for QtF16 {
     const NAME: &'static str = "QtF16";
 
@@ -425,38 +472,20 @@ impl PaletteFormat for QtF16 {
     }
 
     /// Decomposes every cached joint once per pose (as `encode` does) into structure-of-arrays blocks of sixteen,
-    /// after a header with the largest translation component and scale.
+    /// after a header with the largest translation component and scale: sixteen joints per decomposition with
+    /// AVX-512F where the CPU has it (`decompose_simd::qt_prepare`), four per `Vec4` decomposition otherwise; the
+    /// same bits either way.
     fn prepare_cached(rows: &[[Vec4; 3]], aux: &mut [f32]) {
-        let (header, blocks) = aux.split_at_mut(QT_HEADER);
-        blocks.fill(0.0);
-        let (mut max_t, mut max_s) = (Vec4::ZERO, Vec4::ZERO);
-        // Four joints per decomposition: `first`, `first + 2`, `first + 4`, `first + 6` (`first % 16` is 0, 1, 8
-        // or 9), which sit in four adjacent lanes of one half of a block. Lanes past the skin stay zero.
-        for first in (0..rows.len()).filter(|k| k % 8 < 2) {
-            let joint = |i: usize| rows.get(first + 2 * i);
-            // Row r of the four joints, transposed: element c of row r in lane i is joint i's (r, c); column 3 is
-            // the translation. Joints past the skin are zero matrices (finite, never stored).
-            let row = |r: usize| {
-                let at = |i: usize| joint(i).map_or(Vec4::ZERO, |m| m[r]);
-                glam::Mat4::from_cols(at(0), at(1), at(2), at(3)).transpose()
-            };
-            let (r0, r1, r2) = (row(0), row(1), row(2));
-            let cols = [
-                [r0.x_axis, r1.x_axis, r2.x_axis],
-                [r0.y_axis, r1.y_axis, r2.y_axis],
-                [r0.z_axis, r1.z_axis, r2.z_axis],
-            ];
-            let t = [r0.w_axis, r1.w_axis, r2.w_axis];
-            let (q, s) = decompose_lanes(&cols);
-            max_t = max_t.max(t[0].abs()).max(t[1].abs()).max(t[2].abs());
-            max_s = max_s.max(s.abs());
-            let b = &mut blocks[first / QT_BLOCK * QT_BLOCK_FLOATS..][..QT_BLOCK_FLOATS];
-            for (c, v) in [q[0], q[1], q[2], q[3], t[0], t[1], t[2], s].into_iter().enumerate() {
-                v.write_to_slice(&mut b[c * QT_BLOCK + qt_lane(first)..][..4]);
-            }
+        #[cfg(target_arch = "x86_64")]
+        if super::decompose_simd::available() {
+            let (header, blocks) = aux.split_at_mut(QT_HEADER);
+            let (max_t, max_s) = super::decompose_simd::qt_prepare(rows, blocks);
+            header.fill(0.0);
+            header[0] = max_t;
+            header[1] = max_s;
+            return;
         }
-        header[0] = max_t.max_element();
-        header[1] = max_s.max_element();
+        prepare_cached_portable(rows, aux);
     }
 
     /// Composes the instance transform with the pose's cached decomposition instead of decomposing every product:
@@ -473,8 +502,9 @@ impl PaletteFormat for QtF16 {
         encode_folded(detect_kernel(), pose, t.map(QtFold::new).as_ref(), out, stream)
     }
 
-    /// Decomposes the run's instance transforms four at a time (the same bits as one at a time)
-    /// before encoding each palette as [`QtF16::encode_cached`] does.
+    /// Decomposes the run's instance transforms sixteen at a time with AVX-512F (`decompose_simd::qt_folds`), four
+    /// at a time otherwise (the same bits as one at a time either way), before encoding each palette as
+    /// [`QtF16::encode_cached`] does.
     fn encode_cached_run<'a>(
         out: &mut [Self],
         skin_joints: usize,
@@ -487,6 +517,17 @@ impl PaletteFormat for QtF16 {
         if transforms.is_empty() {
             for (i, palette) in out.chunks_exact_mut(skin_joints).enumerate() {
                 acc += encode_folded(kernel, pose(i), None, palette, stream);
+            }
+            return acc;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if super::decompose_simd::available() {
+            let mut folds = [QtFold::IDENTITY; 16];
+            for (g, (palettes, ts)) in out.chunks_mut(16 * skin_joints).zip(transforms.chunks(16)).enumerate() {
+                super::decompose_simd::qt_folds(ts, &mut folds);
+                for (i, (palette, fold)) in palettes.chunks_exact_mut(skin_joints).zip(&folds).enumerate() {
+                    acc += encode_folded(kernel, pose(16 * g + i), Some(fold), palette, stream);
+                }
             }
             return acc;
         }

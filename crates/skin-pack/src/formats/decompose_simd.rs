@@ -1,0 +1,344 @@
+//! [`QtF16`](super::QtF16)'s per-frame decompositions with AVX-512F, sixteen at a time: the cached poses'
+//! joints ([`qt_prepare`], for `QtF16::prepare_cached`) and the instance transforms of a run ([`qt_folds`], for
+//! `QtF16::encode_cached_run`).
+//!
+//! Both run the portable [`decompose_lanes`] on [`Z`], sixteen f32 lanes of a 512-bit register: the same IEEE
+//! operations in the same order, lane by lane (no fused multiply-add, `vsqrtps` and `vdivps` round correctly), so
+//! the same bits as [`decompose_lanes`] on `f32` or `Vec4` (tested). The inputs are gathered (`vgatherdps`) straight
+//! into that layout: one element of sixteen matrices per gather. Before, the cache prepared four joints per `Vec4`
+//! decomposition with 4 × 4 transposes, and the instance transforms were decomposed four at a time and expanded to
+//! the sixteen signed entries of `q_T`'s product matrix. On the development VM (Intel, family 6 model 207, 2
+//! threads) those two steps took about 100 µs and 90 µs of the bench's 10,000-instance QtF16 crowd run (about
+//! 670 µs), measured by skipping each. Here, one thread prepares the bench's 128 poses of 64 joints in 29–41 µs
+//! against 71–87 µs for the `Vec4` path, and skipping the instance decomposition no longer changes the run's time
+//! measurably.
+//!
+//! No array `map` or `from_fn` closure computes with [`Z`]: a closure that LLVM leaves out of line runs outside
+//! the target-feature function, where the lane operations become calls (in one build, `decompose_lanes`'s final
+//! `map` did, and the preparation ran three times slower than in another).
+
+#![allow(
+    unsafe_code,
+    reason = "AVX-512F intrinsics after run-time detection, with masked gathers inside checked slices"
+)]
+
+use std::arch::x86_64::{
+    __m512, __mmask16, _CMP_GT_OQ, _CMP_LE_OQ, _CMP_LT_OQ, _CMP_UNORD_Q, _mm512_abs_ps, _mm512_add_epi32,
+    _mm512_add_ps, _mm512_castps_si512, _mm512_castsi512_ps, _mm512_cmp_ps_mask, _mm512_cmplt_epi32_mask,
+    _mm512_div_ps, _mm512_mask_blend_ps, _mm512_mask_i32gather_ps, _mm512_maskz_mov_ps, _mm512_max_ps, _mm512_mul_ps,
+    _mm512_mullo_epi32, _mm512_reduce_max_ps, _mm512_set1_epi32, _mm512_set1_ps, _mm512_setr_epi32, _mm512_setzero_ps,
+    _mm512_sqrt_ps, _mm512_storeu_ps, _mm512_sub_ps, _mm512_xor_si512,
+};
+
+use glam::{Affine3A, Vec4};
+
+use super::qt_f16::{Lane, QT_BLOCK, QT_BLOCK_FLOATS, QtFold, decompose_lanes};
+
+/// Sixteen f32 lanes for [`decompose_lanes`].
+///
+/// Only the `#[target_feature(enable = "avx512f")]` functions of this module make or use a `Z` (the type is
+/// private to it), so its operations, which are inlined into them, always run where AVX-512F is enabled.
+#[derive(Clone, Copy)]
+struct Z(__m512);
+
+macro_rules! z_binary {
+    ($trait:ident, $method:ident, $intrinsic:ident) => {
+        impl std::ops::$trait for Z {
+            type Output = Z;
+            #[inline(always)]
+            fn $method(self, b: Z) -> Z {
+                // SAFETY: a `Z` exists only inside AVX-512F functions (see the type).
+                Z(unsafe { $intrinsic(self.0, b.0) })
+            }
+        }
+    };
+}
+z_binary!(Add, add, _mm512_add_ps);
+z_binary!(Sub, sub, _mm512_sub_ps);
+z_binary!(Mul, mul, _mm512_mul_ps);
+z_binary!(Div, div, _mm512_div_ps);
+
+impl std::ops::Neg for Z {
+    type Output = Z;
+    /// The sign bit flipped, as f32 negation does (exact; `−0` for `0`).
+    #[inline(always)]
+    fn neg(self) -> Z {
+        // SAFETY: a `Z` exists only inside AVX-512F functions (see the type).
+        Z(unsafe {
+            _mm512_castsi512_ps(_mm512_xor_si512(
+                _mm512_castps_si512(self.0),
+                _mm512_set1_epi32(i32::MIN),
+            ))
+        })
+    }
+}
+
+impl Lane for Z {
+    type Mask = __mmask16;
+    #[inline(always)]
+    fn splat(x: f32) -> Self {
+        // SAFETY: called only inside AVX-512F functions (see the type).
+        Z(unsafe { _mm512_set1_ps(x) })
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        // SAFETY: a `Z` exists only inside AVX-512F functions (see the type).
+        Z(unsafe { _mm512_sqrt_ps(self.0) })
+    }
+    /// Ordered comparisons, false for NaN as `<` is on `f32`.
+    #[inline(always)]
+    fn lt(self, x: f32) -> __mmask16 {
+        // SAFETY: a `Z` exists only inside AVX-512F functions (see the type).
+        unsafe { _mm512_cmp_ps_mask::<_CMP_LT_OQ>(self.0, _mm512_set1_ps(x)) }
+    }
+    #[inline(always)]
+    fn gt(self, x: f32) -> __mmask16 {
+        // SAFETY: a `Z` exists only inside AVX-512F functions (see the type).
+        unsafe { _mm512_cmp_ps_mask::<_CMP_GT_OQ>(self.0, _mm512_set1_ps(x)) }
+    }
+    #[inline(always)]
+    fn le(self, x: f32) -> __mmask16 {
+        // SAFETY: a `Z` exists only inside AVX-512F functions (see the type).
+        unsafe { _mm512_cmp_ps_mask::<_CMP_LE_OQ>(self.0, _mm512_set1_ps(x)) }
+    }
+    #[inline(always)]
+    fn select(mask: __mmask16, a: Self, b: Self) -> Self {
+        // SAFETY: a `Z` exists only inside AVX-512F functions (see the type).
+        Z(unsafe { _mm512_mask_blend_ps(mask, b.0, a.0) })
+    }
+}
+
+/// Whether the CPU has AVX-512F (the detection is cached by the standard library).
+#[inline]
+pub fn available() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+}
+
+/// `QtF16::prepare_cached`'s blocks with AVX-512F: block `b` holds joints `16b..16b + 16` of `rows`, lane `L` of
+/// each component is joint `2L` (`L < 8`) or `2(L − 8) + 1` (the layout of `qt_lane`), and lanes past the skin
+/// are zero. Returns the largest `|tᵢ|` and the largest `|s|`.
+///
+/// # Panics
+///
+/// When the CPU lacks AVX-512F or `blocks` is not `rows.len().div_ceil(16)` blocks (the caller's bugs).
+pub fn qt_prepare(rows: &[[Vec4; 3]], blocks: &mut [f32]) -> (f32, f32) {
+    assert!(
+        available() && blocks.len() == rows.len().div_ceil(QT_BLOCK) * QT_BLOCK_FLOATS,
+        "checked by the caller"
+    );
+    // SAFETY: the CPU has AVX-512F (asserted) and `blocks` covers `rows` (asserted).
+    unsafe { qt_prepare_kernel(rows, blocks) }
+}
+
+/// The kernel of [`qt_prepare`].
+///
+/// # Safety
+///
+/// The CPU has AVX-512F, and `blocks` holds `rows.len().div_ceil(16)` blocks.
+#[target_feature(enable = "avx512f")]
+unsafe fn qt_prepare_kernel(rows: &[[Vec4; 3]], blocks: &mut [f32]) -> (f32, f32) {
+    let n = rows.len();
+    // The joint of each lane within its block, and its first float (12 per joint: three rows of four).
+    let joint = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+    let floats = _mm512_mullo_epi32(joint, _mm512_set1_epi32(12));
+    let (mut max_t, mut max_s) = (_mm512_setzero_ps(), _mm512_setzero_ps());
+    for (b, block) in blocks.chunks_exact_mut(QT_BLOCK_FLOATS).enumerate() {
+        let first = b * QT_BLOCK;
+        let valid = _mm512_cmplt_epi32_mask(joint, _mm512_set1_epi32((n - first) as i32));
+        let base = rows[first..].as_ptr().cast::<f32>();
+        // Element `e` (row `e / 4`, column `e % 4`) of every joint of the block; zero past the skin.
+        // SAFETY: a set mask bit means joint `first + joint[L] < n`, whose 12 floats are inside `rows`; masked
+        // lanes are not read.
+        let at = |e: i32| unsafe {
+            Z(_mm512_mask_i32gather_ps::<4>(
+                _mm512_setzero_ps(),
+                valid,
+                _mm512_add_epi32(floats, _mm512_set1_epi32(e)),
+                base,
+            ))
+        };
+        let store = |block: &mut [f32], c: usize, v: __m512| {
+            // SAFETY: component `c < 8` is 16 floats inside the block.
+            unsafe { _mm512_storeu_ps(block[c * QT_BLOCK..][..QT_BLOCK].as_mut_ptr(), v) }
+        };
+        // The translation first, stored at once (zero past the skin, as gathered), so that only the linear part
+        // stays live through the decomposition: with the translation live too, LLVM spilled registers and
+        // reloaded them with masked loads, which do not forward from stores (about 3× slower).
+        for r in 0..3 {
+            let t = at(4 * r as i32 + 3).0;
+            max_t = _mm512_max_ps(max_t, _mm512_abs_ps(t));
+            store(block, 4 + r, t);
+        }
+        // Written out, as in `decompose_lanes`: no array `map`, whose closure may be left out of line.
+        let col = |c: i32| [at(c), at(4 + c), at(8 + c)];
+        let cols = [col(0), col(1), col(2)];
+        let (q, s) = decompose_lanes(&cols);
+        // A zero matrix past the skin decomposes to `s = 0` and a half-turn, which is zeroed.
+        max_s = _mm512_max_ps(max_s, _mm512_abs_ps(s.0));
+        store(block, 7, s.0);
+        for (c, v) in q.into_iter().enumerate() {
+            store(block, c, _mm512_maskz_mov_ps(valid, v.0));
+        }
+    }
+    (_mm512_reduce_max_ps(max_t), _mm512_reduce_max_ps(max_s))
+}
+
+/// [`QtFold::new`] of each of `ts` (at most sixteen) into `out`, with one sixteen-lane decomposition: the same bits.
+/// Entries of `out` past `ts.len()` are left as they were.
+///
+/// # Panics
+///
+/// When the CPU lacks AVX-512F or `ts` has more than sixteen transforms (the caller's bugs).
+pub fn qt_folds(ts: &[Affine3A], out: &mut [QtFold; 16]) {
+    assert!(available() && ts.len() <= 16, "checked by the caller");
+    // SAFETY: the CPU has AVX-512F (asserted) and `ts` has at most 16 transforms (asserted).
+    unsafe { qt_folds_kernel(ts, out) }
+}
+
+/// The kernel of [`qt_folds`].
+///
+/// # Safety
+///
+/// The CPU has AVX-512F, and `ts.len() <= 16`.
+#[target_feature(enable = "avx512f")]
+unsafe fn qt_folds_kernel(ts: &[Affine3A], out: &mut [QtFold; 16]) {
+    const _: () = assert!(
+        size_of::<Affine3A>() == 64,
+        "four 16-byte columns: x, y, z axes and translation"
+    );
+    let lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    let valid = _mm512_cmplt_epi32_mask(lane, _mm512_set1_epi32(ts.len() as i32));
+    let floats = _mm512_mullo_epi32(lane, _mm512_set1_epi32(16));
+    let base = ts.as_ptr().cast::<f32>();
+    // Element (r, c) of the linear part (column c's component r) of every transform; zero past `ts`.
+    // SAFETY: a set mask bit means transform `L < ts.len()`, whose 16 floats are inside `ts`; masked lanes are not
+    // read.
+    let at = |r: i32, c: i32| unsafe {
+        Z(_mm512_mask_i32gather_ps::<4>(
+            _mm512_setzero_ps(),
+            valid,
+            _mm512_add_epi32(floats, _mm512_set1_epi32(4 * c + r)),
+            base,
+        ))
+    };
+    // Written out: no array `map`, whose closure may be left out of line (see `qt_prepare_kernel`).
+    let col = |c: i32| [at(0, c), at(1, c), at(2, c)];
+    let cols = [col(0), col(1), col(2)];
+    let (q, s) = decompose_lanes(&cols);
+    // `norm_inf`: the largest row sum `(|l_r0| + |l_r1|) + |l_r2|`, NaN when any row sum is NaN.
+    let row = |r: usize| {
+        let a = |c: usize| _mm512_abs_ps(cols[c][r].0);
+        _mm512_add_ps(_mm512_add_ps(a(0), a(1)), a(2))
+    };
+    let rows = [row(0), row(1), row(2)];
+    let nan = rows
+        .iter()
+        .fold(0, |m, &v| m | _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v));
+    let norm = _mm512_mask_blend_ps(
+        nan,
+        _mm512_max_ps(_mm512_max_ps(rows[0], rows[1]), rows[2]),
+        _mm512_set1_ps(f32::NAN),
+    );
+    let mut lanes = [[0.0f32; 16]; 6];
+    for (l, v) in lanes.iter_mut().zip([q[0].0, q[1].0, q[2].0, q[3].0, s.0, norm]) {
+        // SAFETY: 16 floats.
+        unsafe { _mm512_storeu_ps(l.as_mut_ptr(), v) };
+    }
+    for (i, (t, f)) in ts.iter().zip(out.iter_mut()).enumerate() {
+        *f = QtFold {
+            q: [lanes[0][i], lanes[1][i], lanes[2][i], lanes[3][i]],
+            l: super::linear_rows(&t.matrix3),
+            s: lanes[4][i],
+            norm: lanes[5][i],
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{Quat, Vec3};
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::formats::qt_f16::prepare_cached_portable;
+
+    /// Any f32 bit pattern one time in eight (NaN, infinities, subnormals), a moderate value otherwise.
+    fn element() -> impl Strategy<Value = f32> {
+        prop_oneof![7 => -8.0f32..8.0, 1 => any::<u32>().prop_map(f32::from_bits)]
+    }
+
+    /// A similarity transform (scale in `[0.25, 4]`, negated when `mirror`), or any twelve elements.
+    fn transform() -> impl Strategy<Value = Affine3A> {
+        prop_oneof![
+            (
+                0.25f32..4.0,
+                any::<bool>(),
+                prop::array::uniform4(-1.0f32..1.0),
+                prop::array::uniform3(-100.0f32..100.0)
+            )
+                .prop_map(|(s, mirror, q, t)| {
+                    let q = Quat::from_array(q);
+                    let q = if q.length() > 1e-3 {
+                        q.normalize()
+                    } else {
+                        Quat::IDENTITY
+                    };
+                    Affine3A::from_scale_rotation_translation(Vec3::splat(if mirror { -s } else { s }), q, t.into())
+                }),
+            prop::array::uniform12(element()).prop_map(|e| Affine3A::from_cols_array(&e)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Sixteen lanes give `QtFold::new`'s bits for every transform, NaN and infinities included, and leave the
+        /// entries past the transforms alone.
+        #[test]
+        fn folds_equal_single_folds(ts in prop::collection::vec(transform(), 0..=16)) {
+            prop_assume!(available());
+            let mut out = [QtFold::IDENTITY; 16];
+            qt_folds(&ts, &mut out);
+            let bits = |f: &QtFold| {
+                let mut v: Vec<u32> = f.q.iter().map(|x| x.to_bits()).collect();
+                v.extend(f.l.iter().flatten().map(|x| x.to_bits()));
+                v.extend([f.s.to_bits(), f.norm.to_bits()]);
+                v
+            };
+            for (i, t) in ts.iter().enumerate() {
+                prop_assert_eq!(bits(&out[i]), bits(&QtFold::new(t)), "transform {}", i);
+            }
+            for f in &out[ts.len()..] {
+                prop_assert_eq!(bits(f), bits(&QtFold::IDENTITY));
+            }
+        }
+
+        /// The sixteen-lane cache preparation writes the portable preparation's bits, header included, at every
+        /// skin size (whole and partial blocks).
+        #[test]
+        fn prepare_equals_the_portable_path(
+            joints in prop::collection::vec(transform(), 0..50),
+        ) {
+            prop_assume!(available());
+            // Finite rows only: the flatten job prepares a pose only when all its rows are finite.
+            let rows: Vec<[Vec4; 3]> = joints
+                .iter()
+                .map(|m| {
+                    let t = glam::Mat4::from(*m).transpose();
+                    [t.x_axis, t.y_axis, t.z_axis].map(|r| if r.is_finite() { r } else { Vec4::ONE })
+                })
+                .collect();
+            let floats = super::super::qt_cached_floats(rows.len());
+            let mut plain = vec![f32::NAN; floats];
+            prepare_cached_portable(&rows, &mut plain);
+            let mut fast = vec![f32::NAN; floats];
+            let (header, blocks) = fast.split_at_mut(8);
+            let (t, s) = qt_prepare(&rows, blocks);
+            header.fill(0.0);
+            header[0] = t;
+            header[1] = s;
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            prop_assert_eq!(bits(&fast), bits(&plain));
+        }
+    }
+}
