@@ -715,25 +715,32 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(128))]
 
         /// The AVX pair kernel gives the portable path's bits (which `prop_flatten` checks against the exact
-        /// product), at every length, alignment and store kind.
+        /// product), at every length, from every 4-byte placement within a cache line, with both store kinds, and
+        /// writes nothing outside its output.
         #[test]
         fn mat3x4_kernel_equals_the_portable_path(
             joints in prop::collection::vec(similarity(50.0, true), 0..40),
             t in prop::option::of(similarity(10.0, true)),
-            offset in 0usize..4,
+            offset in 0usize..16,
             stream in any::<bool>(),
         ) {
             prop_assume!(available());
             let rows: Vec<[Vec4; 3]> = joints.iter().map(rows_of).collect();
-            let mut fast = vec![Mat3x4F16::default(); rows.len() + offset];
             let mut plain = vec![Mat3x4F16::default(); rows.len()];
             let poison = match &t {
                 None => copy_rows(&rows, &mut plain, false),
                 Some(t) => fold_rows(t, &rows, &mut plain, false),
             };
             prop_assert_eq!(poison, Vec4::ZERO);
-            mat3x4(t.as_ref().map(|t| &t.matrix3), &rows, &mut fast[offset..], stream);
-            prop_assert_eq!(&fast[offset..], &plain[..]);
+            let plain: Vec<u32> = bytemuck::cast_slice(&plain).to_vec();
+            // `offset` words (4 bytes each) past a 64-byte boundary before the output, and a line after.
+            let mut words = vec![0u32; 16 + offset + 6 * rows.len() + 16];
+            let offset = (16 - words.as_ptr() as usize / 4 % 16) % 16 + offset;
+            let end = offset + 6 * rows.len();
+            let fast: &mut [Mat3x4F16] = bytemuck::cast_slice_mut(&mut words[offset..end]);
+            mat3x4(t.as_ref().map(|t| &t.matrix3), &rows, fast, stream);
+            prop_assert_eq!(&words[offset..end], &plain[..]);
+            prop_assert!(words[..offset].iter().chain(&words[end..]).all(|&w| w == 0));
         }
 
         /// A run of palettes through `mat3x4_run` gives, palette by palette, the portable path's bits and poison:
@@ -776,13 +783,14 @@ mod tests {
         }
 
         /// The AVX f32 kernel gives the portable path's bits (`fold_rows`, which `prop_flatten` checks against the
-        /// exact product) at every length, at each 16-byte placement of the destination, with both store kinds.
+        /// exact product) at every length, from every 4-byte placement within a cache line, with both store kinds,
+        /// and writes nothing outside its output.
         #[test]
         fn entry_kernel_equals_the_portable_path(
             joints in prop::collection::vec(similarity(50.0, true), 0..40),
             linear in prop::array::uniform9(-4.0f32..4.0),
             translation in prop::array::uniform3(-1000.0f32..1000.0),
-            offset in 0usize..4,
+            offset in 0usize..16,
             stream in any::<bool>(),
         ) {
             prop_assume!(available());
@@ -792,15 +800,20 @@ mod tests {
                 translation[0], translation[1], translation[2],
             ]);
             let rows: Vec<[Vec4; 3]> = joints.iter().map(rows_of).collect();
-            let mut fast = vec![PaletteEntry::zeroed(); rows.len() + offset];
             let mut plain = vec![PaletteEntry::zeroed(); rows.len()];
             let c = &t.matrix3;
             let e = crate::formats::linear_rows(c);
             let poison = fold_rows(&t, &rows, &mut plain, false);
             prop_assert_eq!(poison, Vec4::ZERO);
-            let bits = |e: &[PaletteEntry]| bytemuck::cast_slice::<PaletteEntry, u32>(e).to_vec();
-            entry(&e, t.translation.into(), &rows, &mut fast[offset..], stream);
-            prop_assert_eq!(bits(&fast[offset..]), bits(&plain));
+            let plain: Vec<u32> = bytemuck::cast_slice(&plain).to_vec();
+            // `offset` words (4 bytes each) past a 64-byte boundary before the output, and a line after.
+            let mut words = vec![0u32; 16 + offset + 12 * rows.len() + 16];
+            let offset = (16 - words.as_ptr() as usize / 4 % 16) % 16 + offset;
+            let end = offset + 12 * rows.len();
+            let fast: &mut [PaletteEntry] = bytemuck::cast_slice_mut(&mut words[offset..end]);
+            entry(&e, t.translation.into(), &rows, fast, stream);
+            prop_assert_eq!(&words[offset..end], &plain[..]);
+            prop_assert!(words[..offset].iter().chain(&words[end..]).all(|&w| w == 0));
         }
 
         /// Decomposing four instance transforms at once gives the bits of one at a time.
