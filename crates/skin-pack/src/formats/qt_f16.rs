@@ -522,11 +522,12 @@ impl PaletteFormat for QtF16 {
         }
         #[cfg(target_arch = "x86_64")]
         if super::decompose_simd::available() {
-            let mut folds = [QtFold::IDENTITY; 16];
+            let mut folds = super::decompose_simd::QtFolds::EMPTY;
             for (g, (palettes, ts)) in out.chunks_mut(16 * skin_joints).zip(transforms.chunks(16)).enumerate() {
                 super::decompose_simd::qt_folds(ts, &mut folds);
-                for (i, (palette, fold)) in palettes.chunks_exact_mut(skin_joints).zip(&folds).enumerate() {
-                    acc += encode_folded(kernel, pose(16 * g + i), Some(fold), palette, stream);
+                for (i, (palette, t)) in palettes.chunks_exact_mut(skin_joints).zip(ts).enumerate() {
+                    let fold = folds.get(i, t);
+                    acc += encode_folded(kernel, pose(16 * g + i), Some(&fold), palette, stream);
                 }
             }
             return acc;
