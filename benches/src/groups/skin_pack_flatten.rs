@@ -15,6 +15,13 @@
 //!   the headline uses streaming stores, the kind recommended for upload buffers.
 //! - `skin_pack.flatten_pooled_us`: the pooled palettes of the default character, 4 clips × 32 slots, no instance
 //!   transforms.
+//! - `skin_pack.{flatten_f32,mat3x4_f16,qt_f16}_unaligned_vs_memcpy`: the streaming crowd runs with the output 16
+//!   bytes past a cache line; reported.
+//!
+//! The crowd runs write into a buffer that starts on a cache line, as a mapped staging buffer does (Vulkan's
+//! `minMemoryMapAlignment` is at least 64 bytes), and the copy writes into one too. Until stop 13 they wrote into a
+//! `Vec`, which for these sizes the allocator places 16 bytes past a page: no upload buffer starts there, and the
+//! kernels then write the lines at palette boundaries in two parts.
 
 use anim_pose::{NO_PARENT, PoolClip, PosePool, PosePoolOptions, RuntimeClip, RuntimeClipOptions, Skeleton, Transform};
 use glam::{Affine3A, Mat4, Quat, Vec3};
@@ -70,8 +77,36 @@ fn flatten_seconds<F: PaletteFormat>(
     })
 }
 
+/// One cache line, the unit of [`Lines`].
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C, align(64))]
+struct Line([u8; 64]);
+
+/// A zeroed buffer of whole cache lines, so that its bytes start on a 64-byte boundary, as a mapped staging buffer's
+/// do (Vulkan's `minMemoryMapAlignment` is at least 64). A `Vec<F>` of the outputs' size comes from the allocator's
+/// `mmap` path, 16 bytes past a page, which no upload buffer is.
+struct Lines(Vec<Line>);
+
+impl Lines {
+    /// Room for `bytes` bytes after `offset` bytes.
+    fn new(offset: usize, bytes: usize) -> Self {
+        Self(vec![Line([0; 64]); (offset + bytes).div_ceil(64)])
+    }
+
+    /// `len` values of `T` from `offset` bytes past the first line.
+    fn slice<T: bytemuck::Pod>(&mut self, offset: usize, len: usize) -> &mut [T] {
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut self.0);
+        bytemuck::cast_slice_mut(&mut bytes[offset..offset + len * size_of::<T>()])
+    }
+}
+
 /// One crowd run in format `F`, measured in alternation with a two-thread copy of the same number of output bytes
-/// ([`median_paired`]): `a` is the job's seconds, `b` the copy's, and `ratio` the copy's over the job's.
+/// ([`median_paired`]): `a` is the job's seconds, `b` the copy's, and `ratio` the copy's over the job's. The output
+/// and the copy's destination start `offset` bytes past a cache line (0 for a mapped staging buffer).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one bench helper, called with the crowd's parts"
+)]
 fn crowd_run<F: PaletteFormat>(
     effort: Effort,
     threads: &rayon::ThreadPool,
@@ -80,13 +115,16 @@ fn crowd_run<F: PaletteFormat>(
     pose_of: &[u32],
     transforms: &[Affine3A],
     streaming: bool,
+    offset: usize,
 ) -> Result<Paired, Box<dyn std::error::Error>> {
     let pose_count = poses.len() / JOINTS;
     let mut cache = FlattenCache::new(binding, pose_count);
-    let mut out = vec![F::zeroed(); INSTANCES * JOINTS];
-    let bytes = std::mem::size_of_val(out.as_slice());
+    let bytes = INSTANCES * JOINTS * size_of::<F>();
+    let mut out_lines = Lines::new(offset, bytes);
+    let out: &mut [F] = out_lines.slice(offset, INSTANCES * JOINTS);
     let src = vec![1u8; bytes];
-    let mut dst = vec![0u8; bytes];
+    let mut dst_lines = Lines::new(offset, bytes);
+    let dst: &mut [u8] = dst_lines.slice(offset, bytes);
     let half = bytes.div_ceil(2);
     let mut job = FlattenJob {
         binding,
@@ -94,7 +132,7 @@ fn crowd_run<F: PaletteFormat>(
         pose_of,
         transforms,
         cache: &mut cache,
-        output: &mut out,
+        output: out,
         streaming,
     };
     let paired = threads.install(|| -> Result<Paired, skin_pack::Error> {
@@ -110,7 +148,7 @@ fn crowd_run<F: PaletteFormat>(
                 dst.par_chunks_mut(half)
                     .zip(src.par_chunks(half))
                     .for_each(|(d, s)| d.copy_from_slice(s));
-                std::hint::black_box(&dst);
+                std::hint::black_box(&*dst);
             },
         ))
     })?;
@@ -143,7 +181,7 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::er
         })
     };
     let run =
-        |streaming| crowd_run::<PaletteEntry>(effort, &threads, &binding, &shared, &pose_of, &transforms, streaming);
+        |streaming| crowd_run::<PaletteEntry>(effort, &threads, &binding, &shared, &pose_of, &transforms, streaming, 0);
     let streamed = run(true)?;
     let cached = run(false)?;
     let bytes = (INSTANCES * JOINTS * size_of::<PaletteEntry>()) as f64;
@@ -165,7 +203,7 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::er
     );
 
     let unique = poses(INSTANCES);
-    let unique_run = crowd_run::<PaletteEntry>(effort, &threads, &binding, &unique, &[], &transforms, true)?;
+    let unique_run = crowd_run::<PaletteEntry>(effort, &threads, &binding, &unique, &[], &transforms, true, 0)?;
     drop(unique);
     push(
         "skin_pack.flatten_f32_unique_vs_memcpy",
@@ -185,9 +223,9 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::er
         let ns = run.a * 1e9 / (INSTANCES * JOINTS) as f64;
         push(&format!("skin_pack.{name}_ns_per_joint"), ns, "report", true);
     };
-    let mat = crowd_run::<Mat3x4F16>(effort, &threads, &binding, &shared, &pose_of, &transforms, true)?;
+    let mat = crowd_run::<Mat3x4F16>(effort, &threads, &binding, &shared, &pose_of, &transforms, true, 0)?;
     f16_run("mat3x4_f16", mat);
-    let qt = crowd_run::<QtF16>(effort, &threads, &binding, &shared, &pose_of, &transforms, true)?;
+    let qt = crowd_run::<QtF16>(effort, &threads, &binding, &shared, &pose_of, &transforms, true, 0)?;
     f16_run("qt_f16", qt);
     // The same runs with ordinary stores, reported beside them.
     let mut cached_run = |name: &str, run: Paired| {
@@ -198,10 +236,23 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::er
             true,
         );
     };
-    let mat = crowd_run::<Mat3x4F16>(effort, &threads, &binding, &shared, &pose_of, &transforms, false)?;
+    let mat = crowd_run::<Mat3x4F16>(effort, &threads, &binding, &shared, &pose_of, &transforms, false, 0)?;
     cached_run("mat3x4_f16", mat);
-    let qt = crowd_run::<QtF16>(effort, &threads, &binding, &shared, &pose_of, &transforms, false)?;
+    let qt = crowd_run::<QtF16>(effort, &threads, &binding, &shared, &pose_of, &transforms, false, 0)?;
     cached_run("qt_f16", qt);
+    // The streaming runs again from 16 bytes past a cache line (where a `Vec` from the allocator's `mmap` path
+    // starts), reported: the kernels then write lines in parts at palette boundaries.
+    let unaligned = crowd_run::<PaletteEntry>(effort, &threads, &binding, &shared, &pose_of, &transforms, true, 16)?;
+    push(
+        "skin_pack.flatten_f32_unaligned_vs_memcpy",
+        unaligned.ratio,
+        "report",
+        true,
+    );
+    let mat = crowd_run::<Mat3x4F16>(effort, &threads, &binding, &shared, &pose_of, &transforms, true, 16)?;
+    push("skin_pack.mat3x4_f16_unaligned_vs_memcpy", mat.ratio, "report", true);
+    let qt = crowd_run::<QtF16>(effort, &threads, &binding, &shared, &pose_of, &transforms, true, 16)?;
+    push("skin_pack.qt_f16_unaligned_vs_memcpy", qt.ratio, "report", true);
 
     // The pooled palettes of the default character: 4 clips × 32 slots, straight from the pose pool.
     let model = anim_pose::import_file(crate::default_character())?;
