@@ -35,12 +35,13 @@ use std::arch::x86_64::{
     _mm_castsi128_pd, _mm_cvtps_ph, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps, _mm_setr_ps, _mm_shuffle_pd,
     _mm_store_si128, _mm_storel_epi64, _mm_storeu_ps, _mm_storeu_si128, _mm_stream_ps, _mm_stream_si128,
     _mm_unpackhi_epi64, _mm_unpacklo_epi64, _mm256_add_ps, _mm256_and_ps, _mm256_broadcast_ps, _mm256_castsi256_si128,
-    _mm256_cvtps_ph, _mm256_extracti128_si256, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_loadu2_m128, _mm256_mul_ps,
-    _mm256_set_m128i, _mm256_set1_ps, _mm256_setr_ps, _mm256_storeu_ps, _mm256_storeu_si256, _mm256_stream_ps,
-    _mm256_stream_si256, _mm256_unpackhi_epi16, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi16,
-    _mm256_unpacklo_epi32, _mm256_unpacklo_epi64, _mm256_xor_ps, _mm512_and_si512, _mm512_castps_si512,
-    _mm512_castsi512_ps, _mm512_cvtps_ph, _mm512_fmadd_ps, _mm512_fnmadd_ps, _mm512_loadu_ps, _mm512_mul_ps,
-    _mm512_set1_epi32, _mm512_set1_ps, _mm512_xor_si512,
+    _mm256_cmpgt_epi32, _mm256_cvtps_ph, _mm256_extracti128_si256, _mm256_fmadd_ps, _mm256_loadu_ps,
+    _mm256_loadu2_m128, _mm256_maskstore_epi32, _mm256_mul_ps, _mm256_set_m128i, _mm256_set1_epi32, _mm256_set1_ps,
+    _mm256_setr_epi32, _mm256_setr_ps, _mm256_storeu_ps, _mm256_storeu_si256, _mm256_stream_ps, _mm256_stream_si256,
+    _mm256_unpackhi_epi16, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi16, _mm256_unpacklo_epi32,
+    _mm256_unpacklo_epi64, _mm256_xor_ps, _mm512_and_si512, _mm512_castps_si512, _mm512_castsi512_ps, _mm512_cvtps_ph,
+    _mm512_fmadd_ps, _mm512_fnmadd_ps, _mm512_loadu_ps, _mm512_mul_ps, _mm512_set1_epi32, _mm512_set1_ps,
+    _mm512_xor_si512,
 };
 
 use glam::Vec4;
@@ -650,13 +651,16 @@ unsafe fn store_block(h: [__m256i; 8], dst: *mut __m256i, first: usize, n: usize
                 }
             }
         } else {
-            // Through a whole block on the stack.
-            let mut tail = [QtF16::default(); QT_BLOCK];
-            let t = tail.as_mut_ptr().cast::<__m256i>();
+            // Masked stores of the entries that exist (four 32-bit lanes each), rather than a copy through the
+            // stack: a `memcpy` call here made the kernels save their sixteen broadcast constants on the stack at
+            // every palette's start, whether or not it had a partial block.
+            let left = (n - first) as i32;
+            let lane = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
             for (j, &pair) in pairs.iter().enumerate() {
-                _mm256_storeu_si256(t.add(j), pair);
+                // Entry `2j + lane` exists when it is below `left`: all ones in those lanes.
+                let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(left - 2 * j as i32), lane);
+                _mm256_maskstore_epi32(p.add(j).cast::<i32>(), mask, pair);
             }
-            std::ptr::copy_nonoverlapping(tail.as_ptr(), p.cast::<QtF16>(), n - first);
         }
     }
 }
