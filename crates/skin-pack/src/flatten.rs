@@ -324,9 +324,10 @@ impl PaletteBinding {
 
 /// The floats of format-specific data per pose that a [`FlattenCache`] keeps for a skin of `skin_joints` joints
 /// ([`PaletteFormat::prepare_cached`] fills them): room for [`crate::QtF16`]'s decomposed joints, the largest need
-/// of the built-in formats.
+/// of the built-in formats. Always whole 64-byte lines (a multiple of 16), so that every pose's data starts on a
+/// line.
 pub fn cache_aux_floats(skin_joints: usize) -> usize {
-    crate::formats::qt_cached_floats(skin_joints)
+    crate::formats::qt_cached_floats(skin_joints).next_multiple_of(16)
 }
 
 /// Scratch for [`FlattenJob`]s that share poses between palettes: the skinning matrices of every pose, in row form,
@@ -336,9 +337,16 @@ pub fn cache_aux_floats(skin_joints: usize) -> usize {
 #[derive(Clone, Debug, Default)]
 pub struct FlattenCache {
     rows: Vec<[Vec4; 3]>,
-    aux: Vec<f32>,
+    /// The per-format data, in whole 64-byte lines from a line boundary; each pose's share is whole lines too
+    /// ([`cache_aux_floats`]).
+    aux: Vec<AuxLine>,
     max_abs: Vec<f32>,
 }
+
+/// One 64-byte line of [`FlattenCache`]'s per-format data.
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C, align(64))]
+struct AuxLine([f32; 16]);
 
 impl FlattenCache {
     /// A cache for up to `max_poses` poses of `binding`'s skeleton.
@@ -346,7 +354,7 @@ impl FlattenCache {
         let s = binding.skin_joint_count();
         Self {
             rows: vec![[Vec4::ZERO; 3]; max_poses * s],
-            aux: vec![0.0; max_poses * cache_aux_floats(s)],
+            aux: vec![AuxLine([0.0; 16]); max_poses * cache_aux_floats(s) / 16],
             max_abs: vec![0.0; max_poses],
         }
     }
@@ -355,7 +363,9 @@ impl FlattenCache {
     pub fn capacity(&self, binding: &PaletteBinding) -> usize {
         let s = binding.skin_joint_count();
         let rows = self.rows.len().checked_div(s).unwrap_or(usize::MAX);
-        let aux = self.aux.len().checked_div(cache_aux_floats(s)).unwrap_or(usize::MAX);
+        let aux = (16 * self.aux.len())
+            .checked_div(cache_aux_floats(s))
+            .unwrap_or(usize::MAX);
         rows.min(aux).min(self.max_abs.len())
     }
 }
@@ -503,7 +513,7 @@ impl<F: PaletteFormat> FlattenJob<'_, F> {
         } else {
             let cache = &mut *self.cache;
             let rows = &mut cache.rows[..pose_count * s];
-            let aux = &mut cache.aux[..pose_count * cache_aux_floats(s)];
+            let aux = &mut bytemuck::cast_slice_mut::<AuxLine, f32>(&mut cache.aux)[..pose_count * cache_aux_floats(s)];
             let max_abs = &mut cache.max_abs[..pose_count];
             let cached = rows
                 .par_chunks_mut(s)

@@ -359,7 +359,7 @@ mod tests {
             let mut plain = vec![f32::NAN; floats];
             prepare_cached_portable(&rows, &mut plain);
             let mut fast = vec![f32::NAN; floats];
-            let (header, blocks) = fast.split_at_mut(8);
+            let (header, blocks) = fast.split_at_mut(crate::formats::qt_f16::QT_HEADER);
             let (t, s) = qt_prepare(&rows, blocks);
             header.fill(0.0);
             header[0] = t;

@@ -845,7 +845,7 @@ mod tests {
             let rows: Vec<[Vec4; 3]> = joints.iter().map(rows_of).collect();
             let mut aux = vec![f32::NAN; qt_cached_floats(rows.len())];
             QtF16::prepare_cached(&rows, &mut aux);
-            let blocks = &aux[8..];
+            let blocks = &aux[crate::formats::qt_f16::QT_HEADER..];
             let fold = t.as_ref().map(QtFold::new);
             let mut plain = vec![QtF16::default(); rows.len()];
             let poison = encode_cached_scalar(fold.as_ref(), blocks, &mut plain);
