@@ -48,8 +48,9 @@ const _: () = assert!(align_of::<QtF16>() == 4);
 /// `|q| ≥ 1/2`); `q` is unit up to f32 rounding for a rotation and is not renormalised, since the decoder
 /// normalises. A zero matrix gives `s = 0` and a half-turn quaternion.
 ///
-/// This is [`decompose_lanes`] on `f32`; the cache prepares four joints at once with it on `Vec4`, and the two give
-/// the same bits (the same IEEE operations in the same order, lane by lane).
+/// This is [`decompose_lanes`] on `f32`; the cache and the instance folds use it on sixteen lanes with AVX-512F
+/// (`decompose_simd.rs`) or on four (`Vec4`) otherwise, and all give the same bits (the same IEEE operations in the
+/// same order, lane by lane).
 #[inline(always)]
 fn decompose(l: &Mat3A) -> (Vec4, f32) {
     let cols = [l.x_axis, l.y_axis, l.z_axis].map(|c| [c.x, c.y, c.z]);
@@ -396,7 +397,7 @@ pub(crate) fn prepare_cached_portable(rows: &[[Vec4; 3]], aux: &mut [f32]) {
     blocks.fill(0.0);
     let (mut max_t, mut max_s) = (Vec4::ZERO, Vec4::ZERO);
     // Four joints per decomposition: `first`, `first + 2`, `first + 4`, `first + 6` (`first % 16` is 0, 1, 8
-    // or 9), which sit in four adjacent lanes of one half of a block. Lanes past the skin stay zero.
+    // or 9), which sit in four adjacent lanes of one half of a block. Lanes past the skin are zeroed below.
     for first in (0..rows.len()).filter(|k| k % 8 < 2) {
         let joint = |i: usize| rows.get(first + 2 * i);
         // Row r of the four joints, transposed: element c of row r in lane i is joint i's (r, c); column 3 is
