@@ -360,6 +360,12 @@ impl QtKernel {
         })
     }
 
+    /// Whether the CPU has AVX-512F (so the sixteen-lane decompositions of `decompose_simd` run too).
+    #[inline]
+    pub fn avx512(self) -> bool {
+        self.avx512
+    }
+
     /// The same CPU without its AVX-512 kernel, so that tests run both kernels.
     #[cfg(test)]
     fn avx2_only(self) -> Self {

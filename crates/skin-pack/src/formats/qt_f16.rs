@@ -525,8 +525,9 @@ impl PaletteFormat for QtF16 {
             }
             return acc;
         }
+        // The kernel's own detection: one check per run for both the folds and the kernel.
         #[cfg(target_arch = "x86_64")]
-        if super::decompose_simd::available() {
+        if kernel.is_some_and(|k| k.avx512()) {
             let mut folds = super::decompose_simd::QtFolds::EMPTY;
             for (g, (palettes, ts)) in out.chunks_mut(16 * skin_joints).zip(transforms.chunks(16)).enumerate() {
                 super::decompose_simd::qt_folds(ts, &mut folds);
