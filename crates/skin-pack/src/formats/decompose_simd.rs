@@ -4,7 +4,8 @@
 //!
 //! Both run the portable [`decompose_lanes`] on [`Z`], sixteen f32 lanes of a 512-bit register: the same IEEE
 //! operations in the same order, lane by lane (no fused multiply-add, `vsqrtps` and `vdivps` round correctly), so
-//! the same bits as [`decompose_lanes`] on `f32` or `Vec4` (tested). The inputs are gathered (`vgatherdps`) straight
+//! the same bits as [`decompose_lanes`] on `f32` or `Vec4` (tested; a NaN result, from a non-finite transform that
+//! the job then reports, may carry another payload or sign). The inputs are gathered (`vgatherdps`) straight
 //! into that layout: one element of sixteen matrices per gather. Before, the cache prepared four joints per `Vec4`
 //! decomposition with 4 × 4 transposes, and the instance transforms were decomposed four at a time and expanded to
 //! the sixteen signed entries of `q_T`'s product matrix. On the development VM (Intel, family 6 model 207, 2
@@ -323,16 +324,19 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
-        /// Sixteen lanes give `QtFold::new`'s bits for every transform, NaN and infinities included.
+        /// Sixteen lanes give `QtFold::new`'s bits for every transform, infinities included; where a value is NaN
+        /// (a non-finite transform, which the job reports), it is NaN in both, though the payload and sign may
+        /// differ (the vector and scalar operations propagate different operands' NaNs).
         #[test]
         fn folds_equal_single_folds(ts in prop::collection::vec(transform(), 0..=16)) {
             prop_assume!(available());
             let mut out = QtFolds::EMPTY;
             qt_folds(&ts, &mut out);
             let bits = |f: &QtFold| {
-                let mut v: Vec<u32> = f.q.iter().map(|x| x.to_bits()).collect();
-                v.extend(f.l.iter().flatten().map(|x| x.to_bits()));
-                v.extend([f.s.to_bits(), f.norm.to_bits()]);
+                let canonical = |x: &f32| if x.is_nan() { f32::NAN.to_bits() } else { x.to_bits() };
+                let mut v: Vec<u32> = f.q.iter().map(canonical).collect();
+                v.extend(f.l.iter().flatten().map(canonical));
+                v.extend([canonical(&f.s), canonical(&f.norm)]);
                 v
             };
             for (i, t) in ts.iter().enumerate() {
