@@ -159,10 +159,11 @@ impl PaletteFormat for PaletteEntry {
         *out = Self::encode_rows(rows, _origin);
     }
 
-    /// With an instance transform, AVX two joints at a time when the CPU has it and no product can overflow
-    /// (`‖L_T‖∞ · max|S| + Σ|t_T|` at most `F32_FOLD_SAFE_MAX`, `f32::MAX / 1024`, which also excludes non-finite
-    /// transforms): the same products in the same order as the portable path, so the same bits, without its per-row
-    /// poison. Otherwise, and without a transform, the default (the portable path).
+    /// With an instance transform, the SIMD kernel of `formats/fold_simd.rs` (AVX-512F, or AVX and FMA) when the
+    /// CPU has it and no product can overflow (`‖L_T‖∞ · max|S| + Σ|t_T|` at most `F32_FOLD_SAFE_MAX`,
+    /// `f32::MAX / 1024`, which also excludes non-finite transforms): the portable path's fused products in its
+    /// order, so the same bits, without its per-row poison. Otherwise, and without a transform, the default (the
+    /// portable path).
     fn encode_cached(pose: CachedPose<'_>, t: Option<&Affine3A>, out: &mut [Self], stream: bool) -> Vec4 {
         #[cfg(target_arch = "x86_64")]
         if let Some(t) = t
@@ -729,7 +730,13 @@ pub(crate) fn copy_rows<F: PaletteFormat>(rows: &[[Vec4; 3]], out: &mut [F], str
     emit(out, Vec3A::ZERO, stream, |k| rows[k])
 }
 
-/// Encodes cached rows with the instance transform `t` folded in; returns their poison sum.
+/// Encodes cached rows with the instance transform `t` folded in, with fused multiply-adds
+/// ([`Fold::apply_fused`], [`Fold::apply_relative`]); returns their poison sum.
+///
+/// This is the plain twin of the SIMD kernels in `formats/fold_simd.rs`, which compute the same fused products in
+/// the same order and so give the same bits. (The uncached path, [`write_palette_folded`], keeps separate
+/// multiplies and adds, [`Fold::apply`]: without FMA in the compiled target, a fused multiply-add is a call, which
+/// that path would pay on every joint. The two differ by at most the roundings of a few products.)
 #[inline(always)]
 pub(crate) fn fold_rows<F: PaletteFormat>(t: &Affine3A, rows: &[[Vec4; 3]], out: &mut [F], stream: bool) -> Vec4 {
     let fold = Fold::new(t);
@@ -738,13 +745,13 @@ pub(crate) fn fold_rows<F: PaletteFormat>(t: &Affine3A, rows: &[[Vec4; 3]], out:
         // Relative to the origin `t.translation` straight away: the translation is never added and subtracted.
         emit(out, Vec3A::ZERO, stream, |k| fold.apply_relative(&rows[k]))
     } else {
-        emit(out, t.translation, stream, |k| fold.apply(&rows[k]))
+        emit(out, t.translation, stream, |k| fold.apply_fused(&rows[k]))
     }
 }
 
 /// An instance transform `T`, prepared to multiply matrices given as rows: row `r` of `T × S` is
 /// `T[r][0] S₀ + T[r][1] S₁ + T[r][2] S₂ + (0, 0, 0, T[r][3])`, so each element of `T` is splat once per palette
-/// and each entry then costs 9 multiplies and 9 adds, with no shuffles.
+/// and each entry then costs 9 multiplies and 9 adds (or 9 fused multiply-adds), with no shuffles.
 struct Fold {
     splat: [[Vec4; 3]; 3],
     translation: [Vec4; 3],
@@ -761,13 +768,27 @@ impl Fold {
         }
     }
 
-    /// `T × S` with `T`'s translation left out: the rows relative to the origin `T.translation`.
+    /// `T × S` with `T`'s translation left out: the rows relative to the origin `T.translation`, each
+    /// `T[r][0]·S₀ + (T[r][1]·S₁ + T[r][2]·S₂)` with the two outer operations fused (one rounding each).
     #[inline(always)]
     fn apply_relative(&self, s: &[Vec4; 3]) -> [Vec4; 3] {
-        let row = |e: &[Vec4; 3]| (e[0] * s[0] + e[1] * s[1]) + e[2] * s[2];
+        let row = |e: &[Vec4; 3]| e[0].mul_add(s[0], e[1].mul_add(s[1], e[2] * s[2]));
         [row(&self.splat[0]), row(&self.splat[1]), row(&self.splat[2])]
     }
 
+    /// `T × S`, each row `T[r][0]·S₀ + (T[r][1]·S₁ + (T[r][2]·S₂ + (0, 0, 0, t_r)))` as three fused multiply-adds.
+    #[inline(always)]
+    fn apply_fused(&self, s: &[Vec4; 3]) -> [Vec4; 3] {
+        let row = |e: &[Vec4; 3], t: Vec4| e[0].mul_add(s[0], e[1].mul_add(s[1], e[2].mul_add(s[2], t)));
+        [
+            row(&self.splat[0], self.translation[0]),
+            row(&self.splat[1], self.translation[1]),
+            row(&self.splat[2], self.translation[2]),
+        ]
+    }
+
+    /// `T × S`, each row `(T[r][0]·S₀ + T[r][1]·S₁) + (T[r][2]·S₂ + (0, 0, 0, t_r))` with separate multiplies and
+    /// adds: the uncached path's order.
     #[inline(always)]
     fn apply(&self, s: &[Vec4; 3]) -> [Vec4; 3] {
         let row = |e: &[Vec4; 3], t: Vec4| (e[0] * s[0] + e[1] * s[1]) + (e[2] * s[2] + t);

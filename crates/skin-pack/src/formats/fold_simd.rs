@@ -1,29 +1,53 @@
-//! AVX + F16C kernels for [`crate::FlattenJob`]'s cached palettes, chosen at run time.
+//! AVX-512, AVX, F16C and FMA kernels for [`crate::FlattenJob`]'s cached palettes, chosen at run time.
 //!
 //! - [`mat3x4_run`]: a whole run of palettes (one rayon task) in one call, each palette's range check inlined and
-//!   the instance transform's linear part broadcast straight from the transform (a copy of it on the stack, read
-//!   back with a wider load, stalled store forwarding on every palette: about 11% of the job's samples). Two joints
-//!   per iteration in 256-bit registers (`[row r of joint k | row r of joint k+1]`), the instance transform folded
-//!   in with the same multiplies and adds, in the same order, as the portable path (`Fold::apply_relative` in
-//!   `flatten.rs`), so the bits are identical; then `vcvtps2ph` and three 16-byte stores per pair.
+//!   the instance transform's linear part read straight from the transform (a copy of it on the stack, read back
+//!   with a wider load, stalled store forwarding on every palette: about 11% of the job's samples).
+//!   - With AVX-512F (`mat3x4_kernel_avx512`): one joint per 512-bit register, its three rows broadcast from
+//!     memory to the four 128-bit lanes and multiplied by the fold's coefficients by row (the last lane unused),
+//!     one `vcvtps2ph` per joint, and eight joints (192 bytes) packed into three cache lines with two-source
+//!     permutes.
+//!   - Otherwise (`mat3x4_kernel`): two joints per iteration in 256-bit registers
+//!     (`[row r of joint k | row r of joint k+1]`), then `vcvtps2ph` and three 16-byte stores per pair.
+//!   - Both compute each row as `e₀·S₀ + (e₁·S₁ + e₂·S₂)` with the outer two operations fused, as the portable
+//!     twin does (`Fold::apply_relative` in `flatten.rs`), so the bits are identical.
 //! - [`qt`]: sixteen joints per iteration from the cache's structure-of-arrays blocks (see `qt_f16.rs`): the
 //!   quaternion product and the translation's rotation with fused multiply-adds, and the scale product, lane-wise
 //!   in the order of the scalar twin `QtFold::apply` (whose `mul_add` rounds the same way); then `vcvtps2ph` of each
 //!   component and an 8 × 8 transpose of halves in both 128-bit lanes, which leaves two neighbouring entries per
 //!   256-bit register. Where the CPU also has AVX-512F, each component of a block's sixteen joints is one 512-bit
 //!   register (`qt_kernel_avx512`), with the same single roundings, so the same bits.
-//! - [`entry`]: the f32 [`PaletteEntry`] with the instance transform folded in, two joints (96 bytes, three 256-bit
-//!   registers) per iteration: each register holds two rows, and each row is the portable path's
-//!   `(T[r][0]·S₀ + T[r][1]·S₁) + (T[r][2]·S₂ + t_r)` (`Fold::apply` in `flatten.rs`), so the bits are identical;
-//!   the rows `S_c` are broadcast or paired straight from memory, so the kernel needs no shuffles.
+//! - [`entry`]: the f32 [`PaletteEntry`] with the instance transform folded in, each row
+//!   `T[r][0]·S₀ + (T[r][1]·S₁ + (T[r][2]·S₂ + t_r))` in three fused multiply-adds, as the twin does
+//!   (`Fold::apply_fused` in `flatten.rs`), so the bits are identical.
+//!   - With AVX-512F (`entry_kernel_avx512`): one joint per 512-bit register as in the Mat3x4F16 kernel, and four
+//!     joints (192 bytes) packed into three cache lines with one permute each.
+//!   - Otherwise (`entry_kernel`): two joints (96 bytes, three 256-bit registers) per iteration: each register
+//!     holds two rows, and the rows `S_c` are broadcast or paired straight from memory, so it needs no shuffles.
 //!
-//! `mat3x4_run` needs AVX and F16C, `entry` AVX, and `qt` AVX2, F16C and FMA. All three write with non-temporal stores
-//! when asked and the destination is aligned (16 bytes for `mat3x4_run`, a 64-byte cache line for `qt`; `entry` streams
-//! its pairs from a 32-byte boundary and a leading or trailing single joint from a 16-byte one). `entry` and `qt` avoid
-//! 32-byte stores that straddle cache lines with either kind of store (`entry` writes one joint first from 16 bytes
-//! past a 32-byte boundary; `qt` stores single entries there). The callers check [`available`] or
-//! [`qt_available`], and that every value is in range (f16 for `mat3x4_run` and `qt`, so no clamp is needed: in range,
-//! clamping changes nothing; no overflow for `entry`); `mat3x4_run` checks the range itself, palette by palette.
+//! Why one joint per 512-bit register: the separate multiplies and adds, and the pairing of rows across joints,
+//! made the AVX kernels instruction-bound (about 27 vector instructions per pair of Mat3x4F16 joints, 13.5 per
+//! joint, against about 8 per joint here: three broadcast loads, three multiply-adds, one conversion and a share of
+//! the packing and stores). On the development VM (Intel, family 6 model 207, 2 vCPUs), in three bench runs
+//! alternating the binaries before and after this change, `skin_pack.mat3x4_f16_vs_memcpy` went from 0.69, 0.67
+//! and 0.61 to 0.79, 0.97 and 0.94, and `skin_pack.flatten_f32_vs_memcpy` from 1.10, 1.41 and 1.21 to 1.11, 1.32
+//! and 1.32. (On two threads in a standalone probe, with its stores going to a scratch line that stays in L1, the
+//! f32 kernel took 0.53–0.66 ms for the bench's 10,000 palettes, against 0.82–0.98 ms for 512-bit streaming stores
+//! of the same 30.7 MB with no arithmetic, and 1.05–1.23 ms for both: the f32 job is bound by its stores.)
+//!
+//! `mat3x4_run` and `entry` need AVX, F16C and FMA (and AVX-512F and AVX2 for their wide kernels), and `qt` AVX2,
+//! F16C and FMA. All write with non-temporal stores when asked and the destination is aligned:
+//! - the AVX-512 kernels from the first cache line boundary, reached by storing up to seven (Mat3x4F16) or three
+//!   (f32) single joints with masked stores first;
+//! - `mat3x4_kernel` from a 16-byte boundary, `qt` from a cache line;
+//! - `entry_kernel` streams its pairs from a 32-byte boundary and a leading or trailing single joint from a
+//!   16-byte one.
+//!
+//! `entry_kernel` and `qt` avoid 32-byte stores that straddle cache lines with either kind of store (`entry_kernel`
+//! writes one joint first from 16 bytes past a 32-byte boundary; `qt` stores single entries there). The callers
+//! check [`available`] or [`qt_available`], and that every value is in range (f16 for `mat3x4_run` and `qt`, so no
+//! clamp is needed: in range, clamping changes nothing; no overflow for `entry`); `mat3x4_run` checks the range
+//! itself, palette by palette.
 
 #![allow(
     unsafe_code,
@@ -31,17 +55,20 @@
 )]
 
 use std::arch::x86_64::{
-    __m128, __m128i, __m256, __m256i, __m512, __m512i, _MM_FROUND_TO_NEAREST_INT, _mm_add_ps, _mm_castpd_si128,
-    _mm_castsi128_pd, _mm_cvtps_ph, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps, _mm_setr_ps, _mm_shuffle_pd,
-    _mm_store_si128, _mm_storel_epi64, _mm_storeu_ps, _mm_storeu_si128, _mm_stream_ps, _mm_stream_si128,
-    _mm_unpackhi_epi64, _mm_unpacklo_epi64, _mm256_add_ps, _mm256_and_ps, _mm256_broadcast_ps, _mm256_castsi256_si128,
-    _mm256_cmpgt_epi32, _mm256_cvtps_ph, _mm256_extracti128_si256, _mm256_fmadd_ps, _mm256_loadu_ps,
-    _mm256_loadu2_m128, _mm256_maskstore_epi32, _mm256_mul_ps, _mm256_set_m128i, _mm256_set1_epi32, _mm256_set1_ps,
-    _mm256_setr_epi32, _mm256_setr_ps, _mm256_storeu_ps, _mm256_storeu_si256, _mm256_stream_ps, _mm256_stream_si256,
+    __m128, __m128i, __m256, __m256i, __m512, __m512i, _MM_FROUND_TO_NEAREST_INT, _mm_castpd_si128, _mm_castsi128_pd,
+    _mm_cvtps_ph, _mm_fmadd_ps, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps, _mm_setr_ps, _mm_shuffle_pd, _mm_store_si128,
+    _mm_storel_epi64, _mm_storeu_ps, _mm_storeu_si128, _mm_stream_ps, _mm_stream_si128, _mm_unpackhi_epi64,
+    _mm_unpacklo_epi64, _mm256_and_ps, _mm256_broadcast_ps, _mm256_castsi256_si128, _mm256_cmpgt_epi32,
+    _mm256_cvtps_ph, _mm256_extracti128_si256, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_loadu2_m128,
+    _mm256_maskstore_epi32, _mm256_mul_ps, _mm256_set_m128i, _mm256_set1_epi32, _mm256_set1_ps, _mm256_setr_epi32,
+    _mm256_setr_ps, _mm256_storeu_ps, _mm256_storeu_si256, _mm256_stream_ps, _mm256_stream_si256,
     _mm256_unpackhi_epi16, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi16, _mm256_unpacklo_epi32,
-    _mm256_unpacklo_epi64, _mm256_xor_ps, _mm512_and_si512, _mm512_castps_si512, _mm512_castsi512_ps, _mm512_cvtps_ph,
-    _mm512_fmadd_ps, _mm512_fnmadd_ps, _mm512_loadu_ps, _mm512_mul_ps, _mm512_set1_epi32, _mm512_set1_ps,
-    _mm512_xor_si512,
+    _mm256_unpacklo_epi64, _mm256_xor_ps, _mm512_and_si512, _mm512_broadcast_f32x4, _mm512_castps_si512,
+    _mm512_castsi256_si512, _mm512_castsi512_ps, _mm512_cvtps_ph, _mm512_fmadd_ps, _mm512_fnmadd_ps,
+    _mm512_inserti64x4, _mm512_loadu_ps, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_mul_ps,
+    _mm512_permutex2var_epi32, _mm512_permutex2var_ps, _mm512_set1_epi32, _mm512_set1_ps, _mm512_setr_epi32,
+    _mm512_setr_ps, _mm512_store_ps, _mm512_store_si512, _mm512_storeu_ps, _mm512_storeu_si512, _mm512_stream_ps,
+    _mm512_stream_si512, _mm512_xor_si512,
 };
 
 use glam::Vec4;
@@ -49,32 +76,46 @@ use glam::Vec4;
 use super::qt_f16::{QT_BLOCK, QT_BLOCK_FLOATS, QtFold};
 use crate::{Mat3x4F16, PaletteEntry, QtF16};
 
-/// Whether the CPU has what [`mat3x4_run`] uses (AVX and F16C; the detection is cached by the standard library).
+/// Whether the CPU has what [`mat3x4_run`] and [`entry`] use (AVX, F16C and FMA; the detection is cached by the
+/// standard library).
 #[inline]
 pub fn available() -> bool {
-    std::arch::is_x86_feature_detected!("avx") && std::arch::is_x86_feature_detected!("f16c")
+    std::arch::is_x86_feature_detected!("avx")
+        && std::arch::is_x86_feature_detected!("f16c")
+        && std::arch::is_x86_feature_detected!("fma")
 }
 
 /// Whether the CPU has what [`qt`] uses: AVX2, F16C and FMA.
 #[inline]
 pub fn qt_available() -> bool {
-    available() && std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    available() && std::arch::is_x86_feature_detected!("avx2")
 }
 
-/// Encodes `rows[k]`, or `e × rows[k]` (each row `(e[r][0]·S₀ + e[r][1]·S₁) + e[r][2]·S₂`, `e[r][c]` being row `r` and
-/// column `c` of the 3×3 matrix) when `e` is given, into `out[k]` for every `k < out.len()`.
+/// Whether [`mat3x4_run`] and [`entry`] can take their AVX-512 kernels: [`available`], and AVX-512F and AVX2.
+#[inline]
+fn wide_available() -> bool {
+    available() && std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("avx512f")
+}
+
+/// Encodes `rows[k]`, or `e × rows[k]` (each row `e[r][0]·S₀ + (e[r][1]·S₁ + e[r][2]·S₂)`, the outer operations
+/// fused, `e[r][c]` being row `r` and column `c` of the 3×3 matrix) when `e` is given, into `out[k]` for every
+/// `k < out.len()`, with the AVX-512 kernel when `wide`, the AVX one otherwise.
 ///
 /// # Panics
 ///
-/// When [`available`] is false or `rows` is shorter than `out` (both are the caller's bugs).
+/// When the CPU lacks the kernel's features or `rows` is shorter than `out` (both are the caller's bugs).
 #[cfg(test)]
-pub fn mat3x4(e: Option<&glam::Mat3A>, rows: &[[Vec4; 3]], out: &mut [Mat3x4F16], stream: bool) {
+pub fn mat3x4(wide: bool, e: Option<&glam::Mat3A>, rows: &[[Vec4; 3]], out: &mut [Mat3x4F16], stream: bool) {
     assert!(available() && rows.len() >= out.len(), "checked by the caller");
-    // SAFETY: the CPU has AVX and F16C (asserted), and `rows` covers `out`.
+    assert!(!wide || wide_available(), "checked by the caller");
+    let m = e.unwrap_or(&glam::Mat3A::ZERO);
+    // SAFETY: the CPU has AVX, F16C and FMA, and AVX-512F and AVX2 when `wide` (asserted); `rows` covers `out`.
     unsafe {
-        match e {
-            Some(e) => mat3x4_kernel::<true>(e, rows, out, stream),
-            None => mat3x4_kernel::<false>(&glam::Mat3A::ZERO, rows, out, stream),
+        match (wide, e.is_some()) {
+            (true, true) => mat3x4_kernel_avx512::<true>(m, rows, out, stream),
+            (true, false) => mat3x4_kernel_avx512::<false>(m, rows, out, stream),
+            (false, true) => mat3x4_kernel::<true>(m, rows, out, stream),
+            (false, false) => mat3x4_kernel::<false>(m, rows, out, stream),
         }
     }
 }
@@ -96,17 +137,58 @@ pub fn mat3x4_run<'a>(
     stream: bool,
 ) -> Vec4 {
     assert!(available(), "checked by the caller");
-    // SAFETY: the CPU has AVX and F16C (asserted).
-    unsafe { mat3x4_run_kernel(out, skin_joints, pose, transforms, stream) }
+    // SAFETY: the CPU has AVX, F16C and FMA (asserted), and AVX-512F and AVX2 for the wide kernel.
+    unsafe {
+        if wide_available() {
+            mat3x4_run_avx512(out, skin_joints, pose, transforms, stream)
+        } else {
+            mat3x4_run_avx(out, skin_joints, pose, transforms, stream)
+        }
+    }
 }
 
-/// The body of [`mat3x4_run`], compiled with AVX and F16C so that [`mat3x4_kernel`] inlines into it.
+/// [`mat3x4_run_body`] with [`mat3x4_kernel`] inlined.
 ///
 /// # Safety
 ///
-/// The CPU has AVX and F16C.
-#[target_feature(enable = "avx,f16c")]
-unsafe fn mat3x4_run_kernel<'a>(
+/// The CPU has AVX, F16C and FMA.
+#[target_feature(enable = "avx,f16c,fma")]
+unsafe fn mat3x4_run_avx<'a>(
+    out: &mut [Mat3x4F16],
+    skin_joints: usize,
+    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+    transforms: &[glam::Affine3A],
+    stream: bool,
+) -> Vec4 {
+    // SAFETY: the CPU has what the AVX kernel needs (the caller's contract).
+    unsafe { mat3x4_run_body::<false>(out, skin_joints, pose, transforms, stream) }
+}
+
+/// [`mat3x4_run_body`] with [`mat3x4_kernel_avx512`] inlined.
+///
+/// # Safety
+///
+/// The CPU has AVX-512F, AVX2, F16C and FMA.
+#[target_feature(enable = "avx512f,avx2,f16c,fma")]
+unsafe fn mat3x4_run_avx512<'a>(
+    out: &mut [Mat3x4F16],
+    skin_joints: usize,
+    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+    transforms: &[glam::Affine3A],
+    stream: bool,
+) -> Vec4 {
+    // SAFETY: the CPU has what the AVX-512 kernel needs (the caller's contract).
+    unsafe { mat3x4_run_body::<true>(out, skin_joints, pose, transforms, stream) }
+}
+
+/// The palette loop of [`mat3x4_run`], with the AVX-512 kernel when `WIDE`; inlined into the two functions above,
+/// which enable the features of their kernel.
+///
+/// # Safety
+///
+/// The CPU has AVX, F16C and FMA, and AVX-512F and AVX2 when `WIDE`.
+#[inline(always)]
+unsafe fn mat3x4_run_body<'a, const WIDE: bool>(
     out: &mut [Mat3x4F16],
     skin_joints: usize,
     pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
@@ -129,11 +211,13 @@ unsafe fn mat3x4_run_kernel<'a>(
             acc += super::mat3x4_f16::encode_cached_portable(pose, t, palette, stream);
             continue;
         }
-        // SAFETY: the CPU has AVX and F16C (the caller's contract), and `rows` covers `palette`.
+        // SAFETY: the CPU has the kernel's features (the caller's contract), and `rows` covers `palette`.
         unsafe {
-            match t {
-                None => mat3x4_kernel::<false>(&glam::Mat3A::ZERO, rows, palette, stream),
-                Some(t) => mat3x4_kernel::<true>(&t.matrix3, rows, palette, stream),
+            match (WIDE, t) {
+                (true, None) => mat3x4_kernel_avx512::<false>(&glam::Mat3A::ZERO, rows, palette, stream),
+                (true, Some(t)) => mat3x4_kernel_avx512::<true>(&t.matrix3, rows, palette, stream),
+                (false, None) => mat3x4_kernel::<false>(&glam::Mat3A::ZERO, rows, palette, stream),
+                (false, Some(t)) => mat3x4_kernel::<true>(&t.matrix3, rows, palette, stream),
             }
         }
     }
@@ -144,9 +228,9 @@ unsafe fn mat3x4_run_kernel<'a>(
 ///
 /// # Safety
 ///
-/// The CPU has AVX and F16C; `src` points to 12 readable floats and `dst` to 24 writable bytes.
+/// The CPU has AVX, F16C and FMA; `src` points to 12 readable floats and `dst` to 24 writable bytes.
 #[inline]
-#[target_feature(enable = "avx,f16c")]
+#[target_feature(enable = "avx,f16c,fma")]
 unsafe fn mat3x4_one<const FOLD: bool>(m: &glam::Mat3A, src: *const f32, dst: *mut u8) {
     // SAFETY: as the function's contract states.
     unsafe {
@@ -154,10 +238,8 @@ unsafe fn mat3x4_one<const FOLD: bool>(m: &glam::Mat3A, src: *const f32, dst: *m
         for r in 0..3 {
             let e = [m.x_axis[r], m.y_axis[r], m.z_axis[r]];
             let v = if FOLD {
-                let a = _mm_mul_ps(_mm_set1_ps(e[0]), s[0]);
-                let b = _mm_mul_ps(_mm_set1_ps(e[1]), s[1]);
                 let c = _mm_mul_ps(_mm_set1_ps(e[2]), s[2]);
-                _mm_add_ps(_mm_add_ps(a, b), c)
+                _mm_fmadd_ps(_mm_set1_ps(e[0]), s[0], _mm_fmadd_ps(_mm_set1_ps(e[1]), s[1], c))
             } else {
                 s[r]
             };
@@ -167,13 +249,13 @@ unsafe fn mat3x4_one<const FOLD: bool>(m: &glam::Mat3A, src: *const f32, dst: *m
     }
 }
 
-/// The kernel of [`mat3x4_run`] (and of the test helper `mat3x4`).
+/// The AVX kernel of [`mat3x4_run`] (and of the test helper `mat3x4`), for CPUs without AVX-512.
 ///
 /// # Safety
 ///
-/// The CPU has AVX and F16C, and `rows.len() >= out.len()`.
+/// The CPU has AVX, F16C and FMA, and `rows.len() >= out.len()`.
 #[inline]
-#[target_feature(enable = "avx,f16c")]
+#[target_feature(enable = "avx,f16c,fma")]
 unsafe fn mat3x4_kernel<const FOLD: bool>(m: &glam::Mat3A, rows: &[[Vec4; 3]], out: &mut [Mat3x4F16], stream: bool) {
     let n = out.len();
     let src = rows.as_ptr().cast::<f32>();
@@ -182,11 +264,9 @@ unsafe fn mat3x4_kernel<const FOLD: bool>(m: &glam::Mat3A, rows: &[[Vec4; 3]], o
     // reads from memory), not through a copy on the stack.
     let splat = |r: usize| [m.x_axis[r], m.y_axis[r], m.z_axis[r]].map(|x| _mm256_set1_ps(x));
     let (e0, e1, e2) = (splat(0), splat(1), splat(2));
+    // The twin's order: e₀·S₀ + (e₁·S₁ + e₂·S₂), the outer two fused.
     let row = |e: &[__m256; 3], s0: __m256, s1: __m256, s2: __m256| {
-        _mm256_add_ps(
-            _mm256_add_ps(_mm256_mul_ps(e[0], s0), _mm256_mul_ps(e[1], s1)),
-            _mm256_mul_ps(e[2], s2),
-        )
+        _mm256_fmadd_ps(e[0], s0, _mm256_fmadd_ps(e[1], s1, _mm256_mul_ps(e[2], s2)))
     };
     let mut k = 0;
     // A destination 8 bytes past a 16-byte boundary becomes aligned after one joint (24 bytes).
@@ -236,35 +316,288 @@ unsafe fn mat3x4_kernel<const FOLD: bool>(m: &glam::Mat3A, rows: &[[Vec4; 3]], o
     }
 }
 
+/// The coefficients of a fold with AVX-512, one joint per 512-bit register: register `c` holds column `c` of the
+/// 3×3 matrix `e` (`e[r][c]` being row `r`, column `c`) by row, `e[r][c]` in lanes `4r..4r + 4`, and zero in the
+/// unused lanes 12 to 15. Multiplied by row `c` of a joint broadcast to all four 128-bit lanes, it gives that row's
+/// share of the joint's three folded rows at once.
+///
+/// # Safety
+///
+/// The CPU has AVX-512F. (Not a `#[target_feature]` function, so that it inlines into the kernels.)
+#[inline(always)]
+unsafe fn columns_by_row(e: &[[f32; 3]; 3]) -> [__m512; 3] {
+    // SAFETY: the CPU has AVX-512F (the caller's contract).
+    unsafe {
+        let column = |c: usize| {
+            let (a, b, d) = (e[0][c], e[1][c], e[2][c]);
+            _mm512_setr_ps(a, a, a, a, b, b, b, b, d, d, d, d, 0.0, 0.0, 0.0, 0.0)
+        };
+        [column(0), column(1), column(2)]
+    }
+}
+
+/// One joint's three folded rows, `e[r][0]·S₀ + (e[r][1]·S₁ + (e[r][2]·S₂ + add_r))` in lanes `4r..4r + 4` (the
+/// twin's order and roundings; lanes 12 to 15 are `add`'s), from its rows `S` at `src`, broadcast from memory.
+///
+/// # Safety
+///
+/// The CPU has AVX-512F and FMA; `src` points to 12 readable floats. (Not a `#[target_feature]` function, so that
+/// it inlines into the kernels.)
+#[inline(always)]
+unsafe fn fold_joint(c: &[__m512; 3], add: __m512, src: *const f32) -> __m512 {
+    // SAFETY: as the function's contract states.
+    unsafe {
+        let s = |r: usize| _mm512_broadcast_f32x4(_mm_loadu_ps(src.add(4 * r)));
+        _mm512_fmadd_ps(
+            c[0],
+            s(0),
+            _mm512_fmadd_ps(c[1], s(1), _mm512_fmadd_ps(c[2], s(2), add)),
+        )
+    }
+}
+
+/// One [`Mat3x4F16`] entry as six 32-bit words of halves (the low six of the register): the joint's rows at `src`,
+/// folded by the coefficients `c` when `FOLD`.
+///
+/// # Safety
+///
+/// The CPU has AVX-512F, F16C and FMA; `src` points to 12 readable floats. (Not a `#[target_feature]` function, so
+/// that it inlines into the kernel.)
+#[inline(always)]
+unsafe fn mat3x4_joint<const FOLD: bool>(c: &[__m512; 3], src: *const f32) -> __m256i {
+    // SAFETY: as the function's contract states; the masked load reads only the joint's 12 floats.
+    unsafe {
+        let v = if FOLD {
+            // e₀·S₀ + (e₁·S₁ + e₂·S₂): the innermost product alone, as the twin's `e₂ · S₂`.
+            _mm512_fmadd_ps(
+                c[0],
+                _mm512_broadcast_f32x4(_mm_loadu_ps(src)),
+                _mm512_fmadd_ps(
+                    c[1],
+                    _mm512_broadcast_f32x4(_mm_loadu_ps(src.add(4))),
+                    _mm512_mul_ps(c[2], _mm512_broadcast_f32x4(_mm_loadu_ps(src.add(8)))),
+                ),
+            )
+        } else {
+            _mm512_maskz_loadu_ps(0x0fff, src)
+        };
+        _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v)
+    }
+}
+
+/// The AVX-512 kernel of [`mat3x4_run`] (and of the test helper `mat3x4`): each joint's three folded rows in one
+/// 512-bit register (its rows broadcast from memory to the four 128-bit lanes, the fold's coefficients by row, the
+/// last lane unused), converted with one `vcvtps2ph`; eight joints' six words each are then packed into three
+/// 512-bit registers (two `vpermt2d` each pair of joints shares), 192 bytes, and stored as three cache lines,
+/// streamed when asked. Joints before the first line boundary (when the output is 8-byte aligned, at most seven)
+/// and after the last whole group of eight are stored one by one with a masked store.
+///
+/// The products are the twin's (`Fold::apply_relative` in `flatten.rs`), fused in the same order, so the bits are
+/// the same. Without AVX-512, the measured alternative was [`mat3x4_kernel`]: this kernel issues about half its
+/// vector instructions per joint.
+///
+/// # Safety
+///
+/// The CPU has AVX-512F, AVX2, F16C and FMA, and `rows.len() >= out.len()`.
+#[inline]
+#[target_feature(enable = "avx512f,avx2,f16c,fma")]
+unsafe fn mat3x4_kernel_avx512<const FOLD: bool>(
+    m: &glam::Mat3A,
+    rows: &[[Vec4; 3]],
+    out: &mut [Mat3x4F16],
+    stream: bool,
+) {
+    let n = out.len();
+    let src = rows.as_ptr().cast::<f32>();
+    let dst = out.as_mut_ptr().cast::<u8>();
+    // SAFETY: the CPU has AVX-512F (the caller's contract).
+    let c = unsafe { columns_by_row(&super::linear_rows(m)) };
+    // Six words of a joint: `vpmaskmovd` stores the low six of eight.
+    let six = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
+    // `pair(j)` is `[joint j: words 0..6, junk ×2 | joint j + 1: words 0..6, junk ×2]`; each 16-word line takes its
+    // words from two neighbouring pairs.
+    let line0 = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19);
+    let line1 = _mm512_setr_epi32(4, 5, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 21, 24, 25);
+    let line2 = _mm512_setr_epi32(10, 11, 12, 13, 16, 17, 18, 19, 20, 21, 24, 25, 26, 27, 28, 29);
+    let mut k = 0;
+    // From a multiple of 8 bytes, at most seven joints (24 bytes each) reach a cache line.
+    if (dst as usize).is_multiple_of(8) {
+        // SAFETY: `k < n`, so `dst + 24k` is inside `out`.
+        while k < n && !(unsafe { dst.add(24 * k) } as usize).is_multiple_of(64) {
+            // SAFETY: joint `k` is inside `rows` (12 floats) and `out` (24 bytes); the CPU has AVX2.
+            unsafe {
+                let h = mat3x4_joint::<FOLD>(&c, src.add(12 * k));
+                _mm256_maskstore_epi32(dst.add(24 * k).cast::<i32>(), six, h);
+            }
+            k += 1;
+        }
+    }
+    // SAFETY: `k <= n`, so `dst + 24k` is inside `out` or one past its end.
+    let aligned = (unsafe { dst.add(24 * k) } as usize).is_multiple_of(64);
+    let stream = stream && aligned;
+    while k + 8 <= n {
+        // SAFETY: joints `k..k + 8` are inside `rows` (96 floats from `src + 12k`) and `out` (192 bytes from
+        // `dst + 24k`, 64-byte aligned when `aligned`); the CPU has AVX-512F, F16C and FMA.
+        unsafe {
+            let p = src.add(12 * k);
+            let pair = |j: usize| {
+                let lo = mat3x4_joint::<FOLD>(&c, p.add(12 * j));
+                let hi = mat3x4_joint::<FOLD>(&c, p.add(12 * (j + 1)));
+                _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi)
+            };
+            let (a, b, d, e) = (pair(0), pair(2), pair(4), pair(6));
+            let o = [
+                _mm512_permutex2var_epi32(a, line0, b),
+                _mm512_permutex2var_epi32(b, line1, d),
+                _mm512_permutex2var_epi32(d, line2, e),
+            ];
+            let q = dst.add(24 * k).cast::<__m512i>();
+            for (l, &line) in o.iter().enumerate() {
+                if stream {
+                    _mm512_stream_si512(q.add(l), line);
+                } else if aligned {
+                    _mm512_store_si512(q.add(l), line);
+                } else {
+                    _mm512_storeu_si512(q.add(l), line);
+                }
+            }
+        }
+        k += 8;
+    }
+    while k < n {
+        // SAFETY: joint `k` is inside `rows` and `out`; the CPU has AVX2.
+        unsafe {
+            let h = mat3x4_joint::<FOLD>(&c, src.add(12 * k));
+            _mm256_maskstore_epi32(dst.add(24 * k).cast::<i32>(), six, h);
+        }
+        k += 1;
+    }
+}
+
 /// Writes `T × rows[k]` into `out[k]` for every `k < out.len()`, where `T` has the rows `e` (its linear part) and
-/// the translation `t`: row `r` of each entry is `(e[r][0]·S₀ + e[r][1]·S₁) + (e[r][2]·S₂ + (0, 0, 0, t[r]))`, the
-/// products and sums of the portable path in its order, so the same bits.
+/// the translation `t`: row `r` of each entry is `e[r][0]·S₀ + (e[r][1]·S₁ + (e[r][2]·S₂ + (0, 0, 0, t[r])))` in
+/// three fused multiply-adds, as the portable path (`Fold::apply_fused` in `flatten.rs`) computes it, so the same
+/// bits. With AVX-512 where the CPU has it.
 ///
 /// # Panics
 ///
 /// When [`available`] is false or `rows` is shorter than `out` (both are the caller's bugs).
+#[inline]
 pub fn entry(e: &[[f32; 3]; 3], t: [f32; 3], rows: &[[Vec4; 3]], out: &mut [PaletteEntry], stream: bool) {
+    entry_with(wide_available(), e, t, rows, out, stream);
+}
+
+/// [`entry`] with the AVX-512 kernel when `wide`, the AVX one otherwise.
+///
+/// # Panics
+///
+/// When the CPU lacks the kernel's features or `rows` is shorter than `out` (both are the caller's bugs).
+#[inline]
+fn entry_with(wide: bool, e: &[[f32; 3]; 3], t: [f32; 3], rows: &[[Vec4; 3]], out: &mut [PaletteEntry], stream: bool) {
     assert!(available() && rows.len() >= out.len(), "checked by the caller");
-    // SAFETY: the CPU has AVX (asserted), and `rows` covers `out`.
-    unsafe { entry_kernel(e, t, rows, out, stream) }
+    assert!(!wide || wide_available(), "checked by the caller");
+    // SAFETY: the CPU has AVX, F16C and FMA, and AVX-512F and AVX2 when `wide` (asserted); `rows` covers `out`.
+    unsafe {
+        if wide {
+            entry_kernel_avx512(e, t, rows, out, stream);
+        } else {
+            entry_kernel(e, t, rows, out, stream);
+        }
+    }
+}
+
+/// The AVX-512 kernel of [`entry`]: each joint's three rows in one 512-bit register ([`fold_joint`], the last
+/// 128-bit lane unused); four joints are then packed into three 512-bit registers (one `vpermt2ps` each), 192
+/// bytes, and stored as three cache lines, streamed when asked. Joints before the first line boundary (when the
+/// output is 16-byte aligned, at most three) and after the last whole group of four are stored one by one with a
+/// masked store.
+///
+/// # Safety
+///
+/// The CPU has AVX-512F and FMA, and `rows.len() >= out.len()`.
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn entry_kernel_avx512(
+    e: &[[f32; 3]; 3],
+    t: [f32; 3],
+    rows: &[[Vec4; 3]],
+    out: &mut [PaletteEntry],
+    stream: bool,
+) {
+    let n = out.len();
+    let src = rows.as_ptr().cast::<f32>();
+    let dst = out.as_mut_ptr().cast::<f32>();
+    // SAFETY: the CPU has AVX-512F (the caller's contract).
+    let c = unsafe { columns_by_row(e) };
+    let add = _mm512_setr_ps(
+        0.0, 0.0, 0.0, t[0], 0.0, 0.0, 0.0, t[1], 0.0, 0.0, 0.0, t[2], 0.0, 0.0, 0.0, 0.0,
+    );
+    // Lines of four joints `a`, `b`, `c`, `d` (12 floats each): `[a, b 0..4]`, `[b 4..12, c 0..8]`, `[c 8..12, d]`.
+    let line0 = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 18, 19);
+    let line1 = _mm512_setr_epi32(4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 18, 19, 20, 21, 22, 23);
+    let line2 = _mm512_setr_epi32(8, 9, 10, 11, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27);
+    let mut k = 0;
+    // From a multiple of 16 bytes, at most three joints (48 bytes each) reach a cache line.
+    if (dst as usize).is_multiple_of(16) {
+        // SAFETY: `k < n`, so `dst + 12k` is inside `out`.
+        while k < n && !(unsafe { dst.add(12 * k) } as usize).is_multiple_of(64) {
+            // SAFETY: joint `k` is inside `rows` and `out` (12 floats each); the CPU has AVX-512F and FMA.
+            unsafe { _mm512_mask_storeu_ps(dst.add(12 * k), 0x0fff, fold_joint(&c, add, src.add(12 * k))) };
+            k += 1;
+        }
+    }
+    // SAFETY: `k <= n`, so `dst + 12k` is inside `out` or one past its end.
+    let aligned = (unsafe { dst.add(12 * k) } as usize).is_multiple_of(64);
+    let stream = stream && aligned;
+    while k + 4 <= n {
+        // SAFETY: joints `k..k + 4` are inside `rows` (48 floats from `src + 12k`) and `out` (48 floats from
+        // `dst + 12k`, 64-byte aligned when `aligned`); the CPU has AVX-512F and FMA.
+        unsafe {
+            let p = src.add(12 * k);
+            let j = [
+                fold_joint(&c, add, p),
+                fold_joint(&c, add, p.add(12)),
+                fold_joint(&c, add, p.add(24)),
+                fold_joint(&c, add, p.add(36)),
+            ];
+            let o = [
+                _mm512_permutex2var_ps(j[0], line0, j[1]),
+                _mm512_permutex2var_ps(j[1], line1, j[2]),
+                _mm512_permutex2var_ps(j[2], line2, j[3]),
+            ];
+            let q = dst.add(12 * k);
+            for (l, &line) in o.iter().enumerate() {
+                if stream {
+                    _mm512_stream_ps(q.add(16 * l), line);
+                } else if aligned {
+                    _mm512_store_ps(q.add(16 * l), line);
+                } else {
+                    _mm512_storeu_ps(q.add(16 * l), line);
+                }
+            }
+        }
+        k += 4;
+    }
+    while k < n {
+        // SAFETY: joint `k` is inside `rows` and `out`; the CPU has AVX-512F and FMA.
+        unsafe { _mm512_mask_storeu_ps(dst.add(12 * k), 0x0fff, fold_joint(&c, add, src.add(12 * k))) };
+        k += 1;
+    }
 }
 
 /// One joint of [`entry_kernel`] with 128-bit registers, streamed when `stream` (then `dst` is 16-byte aligned).
 ///
 /// # Safety
 ///
-/// The CPU has AVX; `src` points to 12 readable floats and `dst` to 12 writable ones.
+/// The CPU has AVX and FMA; `src` points to 12 readable floats and `dst` to 12 writable ones.
 #[inline]
-#[target_feature(enable = "avx")]
+#[target_feature(enable = "avx,fma")]
 unsafe fn entry_one(e: &[[f32; 3]; 3], t: [f32; 3], src: *const f32, dst: *mut f32, stream: bool) {
     // SAFETY: as the function's contract states.
     unsafe {
         let s = [_mm_loadu_ps(src), _mm_loadu_ps(src.add(4)), _mm_loadu_ps(src.add(8))];
         for (r, e) in e.iter().enumerate() {
-            let a = _mm_mul_ps(_mm_set1_ps(e[0]), s[0]);
-            let b = _mm_mul_ps(_mm_set1_ps(e[1]), s[1]);
-            let c = _mm_mul_ps(_mm_set1_ps(e[2]), s[2]);
-            let v = _mm_add_ps(_mm_add_ps(a, b), _mm_add_ps(c, _mm_setr_ps(0.0, 0.0, 0.0, t[r])));
+            let c = _mm_fmadd_ps(_mm_set1_ps(e[2]), s[2], _mm_setr_ps(0.0, 0.0, 0.0, t[r]));
+            let v = _mm_fmadd_ps(_mm_set1_ps(e[0]), s[0], _mm_fmadd_ps(_mm_set1_ps(e[1]), s[1], c));
             if stream {
                 _mm_stream_ps(dst.add(4 * r), v);
             } else {
@@ -274,12 +607,12 @@ unsafe fn entry_one(e: &[[f32; 3]; 3], t: [f32; 3], src: *const f32, dst: *mut f
     }
 }
 
-/// The kernel of [`entry`].
+/// The AVX kernel of [`entry`], for CPUs without AVX-512.
 ///
 /// # Safety
 ///
-/// The CPU has AVX, and `rows.len() >= out.len()`.
-#[target_feature(enable = "avx")]
+/// The CPU has AVX and FMA, and `rows.len() >= out.len()`.
+#[target_feature(enable = "avx,fma")]
 unsafe fn entry_kernel(e: &[[f32; 3]; 3], t: [f32; 3], rows: &[[Vec4; 3]], out: &mut [PaletteEntry], stream: bool) {
     let n = out.len();
     let src = rows.as_ptr().cast::<f32>();
@@ -292,12 +625,9 @@ unsafe fn entry_kernel(e: &[[f32; 3]; 3], t: [f32; 3], rows: &[[Vec4; 3]], out: 
     let (ea, eb, ec) = (coefficients(0, 1), coefficients(2, 0), coefficients(1, 2));
     let shift = |a: f32, b: f32| _mm256_setr_ps(0.0, 0.0, 0.0, a, 0.0, 0.0, 0.0, b);
     let (ta, tb, tc) = (shift(t[0], t[1]), shift(t[2], t[0]), shift(t[1], t[2]));
-    // The portable order: (e₀·S₀ + e₁·S₁) + (e₂·S₂ + t).
+    // The twin's order: e₀·S₀ + (e₁·S₁ + (e₂·S₂ + t)), all fused.
     let rows_of = |e: &[__m256; 3], s: [__m256; 3], t: __m256| {
-        _mm256_add_ps(
-            _mm256_add_ps(_mm256_mul_ps(e[0], s[0]), _mm256_mul_ps(e[1], s[1])),
-            _mm256_add_ps(_mm256_mul_ps(e[2], s[2]), t),
-        )
+        _mm256_fmadd_ps(e[0], s[0], _mm256_fmadd_ps(e[1], s[1], _mm256_fmadd_ps(e[2], s[2], t)))
     };
     let mut k = 0;
     let stream16 = stream && (dst as usize).is_multiple_of(16);
@@ -724,9 +1054,9 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(128))]
 
-        /// The AVX pair kernel gives the portable path's bits (which `prop_flatten` checks against the exact
-        /// product), at every length, from every 4-byte placement within a cache line, with both store kinds, and
-        /// writes nothing outside its output.
+        /// The AVX-512 and AVX kernels give the portable path's bits (which `prop_flatten` checks against the
+        /// exact product), at every length, from every 4-byte placement within a cache line, with both store kinds,
+        /// and write nothing outside their output.
         #[test]
         fn mat3x4_kernel_equals_the_portable_path(
             joints in prop::collection::vec(similarity(50.0, true), 0..40),
@@ -743,14 +1073,19 @@ mod tests {
             };
             prop_assert_eq!(poison, Vec4::ZERO);
             let plain: Vec<u32> = bytemuck::cast_slice(&plain).to_vec();
-            // `offset` words (4 bytes each) past a 64-byte boundary before the output, and a line after.
-            let mut words = vec![0u32; 16 + offset + 6 * rows.len() + 16];
-            let offset = (16 - words.as_ptr() as usize / 4 % 16) % 16 + offset;
-            let end = offset + 6 * rows.len();
-            let fast: &mut [Mat3x4F16] = bytemuck::cast_slice_mut(&mut words[offset..end]);
-            mat3x4(t.as_ref().map(|t| &t.matrix3), &rows, fast, stream);
-            prop_assert_eq!(&words[offset..end], &plain[..]);
-            prop_assert!(words[..offset].iter().chain(&words[end..]).all(|&w| w == 0));
+            for wide in [false, true] {
+                if wide && !wide_available() {
+                    continue;
+                }
+                // `offset` words (4 bytes each) past a 64-byte boundary before the output, and a line after.
+                let mut words = vec![0u32; 16 + offset + 6 * rows.len() + 16];
+                let offset = (16 - words.as_ptr() as usize / 4 % 16) % 16 + offset;
+                let end = offset + 6 * rows.len();
+                let fast: &mut [Mat3x4F16] = bytemuck::cast_slice_mut(&mut words[offset..end]);
+                mat3x4(wide, t.as_ref().map(|t| &t.matrix3), &rows, fast, stream);
+                prop_assert_eq!(&words[offset..end], &plain[..], "wide {}", wide);
+                prop_assert!(words[..offset].iter().chain(&words[end..]).all(|&w| w == 0), "wide {}", wide);
+            }
         }
 
         /// A run of palettes through `mat3x4_run` gives, palette by palette, the portable path's bits and poison:
@@ -792,9 +1127,9 @@ mod tests {
             prop_assert_eq!(acc.is_finite(), want.is_finite());
         }
 
-        /// The AVX f32 kernel gives the portable path's bits (`fold_rows`, which `prop_flatten` checks against the
-        /// exact product) at every length, from every 4-byte placement within a cache line, with both store kinds,
-        /// and writes nothing outside its output.
+        /// The AVX-512 and AVX f32 kernels give the portable path's bits (`fold_rows`, which `prop_flatten`
+        /// checks against the exact product) at every length, from every 4-byte placement within a cache line,
+        /// with both store kinds, and write nothing outside their output.
         #[test]
         fn entry_kernel_equals_the_portable_path(
             joints in prop::collection::vec(similarity(50.0, true), 0..40),
@@ -816,14 +1151,19 @@ mod tests {
             let poison = fold_rows(&t, &rows, &mut plain, false);
             prop_assert_eq!(poison, Vec4::ZERO);
             let plain: Vec<u32> = bytemuck::cast_slice(&plain).to_vec();
-            // `offset` words (4 bytes each) past a 64-byte boundary before the output, and a line after.
-            let mut words = vec![0u32; 16 + offset + 12 * rows.len() + 16];
-            let offset = (16 - words.as_ptr() as usize / 4 % 16) % 16 + offset;
-            let end = offset + 12 * rows.len();
-            let fast: &mut [PaletteEntry] = bytemuck::cast_slice_mut(&mut words[offset..end]);
-            entry(&e, t.translation.into(), &rows, fast, stream);
-            prop_assert_eq!(&words[offset..end], &plain[..]);
-            prop_assert!(words[..offset].iter().chain(&words[end..]).all(|&w| w == 0));
+            for wide in [false, true] {
+                if wide && !wide_available() {
+                    continue;
+                }
+                // `offset` words (4 bytes each) past a 64-byte boundary before the output, and a line after.
+                let mut words = vec![0u32; 16 + offset + 12 * rows.len() + 16];
+                let offset = (16 - words.as_ptr() as usize / 4 % 16) % 16 + offset;
+                let end = offset + 12 * rows.len();
+                let fast: &mut [PaletteEntry] = bytemuck::cast_slice_mut(&mut words[offset..end]);
+                entry_with(wide, &e, t.translation.into(), &rows, fast, stream);
+                prop_assert_eq!(&words[offset..end], &plain[..], "wide {}", wide);
+                prop_assert!(words[..offset].iter().chain(&words[end..]).all(|&w| w == 0), "wide {}", wide);
+            }
         }
 
         /// Decomposing four instance transforms at once gives the bits of one at a time.

@@ -77,10 +77,10 @@ impl PaletteFormat for Mat3x4F16 {
         acc
     }
 
-    /// AVX and F16C, two joints at a time, when the CPU has them and no value can leave the f16 range
-    /// (`‖L_T‖∞ · max|S| ≤ 65000`, which also excludes non-finite transforms): the same products in the same
-    /// order as the portable path, so the same bits, without its per-value clamp and poison. Otherwise the portable
-    /// path.
+    /// The SIMD kernels of `formats/fold_simd.rs` (AVX-512F, or AVX, F16C and FMA) when the CPU has them and no
+    /// value can leave the f16 range (`‖L_T‖∞ · max|S| ≤ 65000`, which also excludes non-finite transforms): the
+    /// portable path's fused products in its order, so the same bits, without its per-value clamp and poison.
+    /// Otherwise the portable path.
     fn encode_cached(pose: CachedPose<'_>, t: Option<&Affine3A>, out: &mut [Self], stream: bool) -> Vec4 {
         #[cfg(target_arch = "x86_64")]
         if super::fold_simd::available() {
