@@ -523,8 +523,8 @@ impl<F: PaletteFormat> FlattenJob<'_, F> {
                 .enumerate()
                 .with_min_len(4)
                 .map(|(p, ((rows, aux), max_abs))| {
-                    let acc = skin_rows_into(binding, &poses[p * j..(p + 1) * j], rows);
-                    *max_abs = max_abs_of(rows);
+                    let acc;
+                    (acc, *max_abs) = cached_rows(binding, &poses[p * j..(p + 1) * j], rows);
                     if acc == Vec4::ZERO {
                         F::prepare_cached(rows, aux);
                     }
@@ -645,7 +645,7 @@ pub(crate) fn poison(v: Vec4) -> Vec4 {
 /// The largest absolute value among the elements of `rows`; meaningful for finite rows only (the poison sum
 /// reports the others, and the job then encodes nothing from the cache).
 #[inline]
-fn max_abs_of(rows: &[[Vec4; 3]]) -> f32 {
+pub(crate) fn max_abs_of(rows: &[[Vec4; 3]]) -> f32 {
     // One running maximum per row, so that the loop is three short chains of `max` rather than one long one.
     let m = rows.iter().fold([Vec4::ZERO; 3], |m, r| {
         [m[0].max(r[0].abs()), m[1].max(r[1].abs()), m[2].max(r[2].abs())]
@@ -708,15 +708,31 @@ fn write_palette_folded<F: PaletteFormat>(
     })
 }
 
+/// Writes the skinning matrices of one pose, in row form, into `rows` for the [`FlattenCache`]; returns their poison
+/// sum and their largest absolute value ([`max_abs_of`]). With AVX-512F where the CPU has it (one joint per 512-bit
+/// register, the same bits as [`skin_rows_into`], tested), the portable path otherwise.
+#[inline]
+fn cached_rows(binding: &PaletteBinding, pose: &[Affine3A], rows: &mut [[Vec4; 3]]) -> (Vec4, f32) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::formats::skin_rows_simd_available() {
+        let n = rows.len();
+        return crate::formats::skin_rows_simd(pose, &binding.skin_joints[..n], &binding.inverse_bind_rows[..n], rows);
+    }
+    let acc = skin_rows_into(binding, pose, rows);
+    (acc, max_abs_of(rows))
+}
+
 /// Writes the skinning matrices of one pose, in row form, into `rows`; returns their poison sum.
 #[inline(always)]
 fn skin_rows_into(binding: &PaletteBinding, pose: &[Affine3A], rows: &mut [[Vec4; 3]]) -> Vec4 {
+    skin_rows_with(pose, &binding.skin_joints, &binding.inverse_bind_rows, rows)
+}
+
+/// [`skin_rows_into`] from the skin's joints and inverse bind rows: `rows[k]` gets `pose[joints[k]] × ibm[k]`.
+#[inline(always)]
+pub(crate) fn skin_rows_with(pose: &[Affine3A], joints: &[u16], ibms: &[[Vec4; 3]], rows: &mut [[Vec4; 3]]) -> Vec4 {
     let mut acc = Vec4::ZERO;
-    for ((r, &joint), ibm) in rows
-        .iter_mut()
-        .zip(&binding.skin_joints)
-        .zip(&binding.inverse_bind_rows)
-    {
+    for ((r, &joint), ibm) in rows.iter_mut().zip(joints).zip(ibms) {
         *r = skin_matrix_rows(&pose[usize::from(joint)], ibm);
         acc += poison(r[0]) + poison(r[1]) + poison(r[2]);
     }

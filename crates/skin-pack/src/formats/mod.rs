@@ -79,7 +79,10 @@ pub(crate) fn linear_rows(m: &glam::Mat3A) -> [[f32; 3]; 3] {
 }
 
 #[cfg(target_arch = "x86_64")]
-pub(crate) use fold_simd::{available as fold_simd_available, entry as fold_entry_simd};
+pub(crate) use fold_simd::{
+    available as fold_simd_available, entry as fold_entry_simd, skin_rows as skin_rows_simd,
+    skin_rows_available as skin_rows_simd_available,
+};
 pub use mat3x4_f16::Mat3x4F16;
 pub use qt_f16::QtF16;
 pub(crate) use qt_f16::{norm_inf, qt_cached_floats};
