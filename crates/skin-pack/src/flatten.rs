@@ -95,8 +95,9 @@ pub trait PaletteFormat: bytemuck::Pod + Send + Sync {
     /// Encodes a run of palettes from the cache (one rayon task of [`FlattenJob`], up to [`FLATTEN_CHUNK`]):
     /// palette `i` of `out` (`skin_joints` entries each) reads `pose(i)`, folded by `transforms[i]` when
     /// `transforms` is not empty (it then has one transform per palette). Returns the poison sum. The default calls
-    /// [`PaletteFormat::encode_cached`] palette by palette; [`crate::QtF16`] overrides it to decompose four
-    /// instance transforms at a time.
+    /// [`PaletteFormat::encode_cached`] palette by palette; the built-in formats override it to run their SIMD
+    /// kernels over the whole run (and [`crate::QtF16`] to decompose the instance transforms sixteen or four at a
+    /// time).
     #[inline(always)]
     fn encode_cached_run<'a>(
         out: &mut [Self],
@@ -160,35 +161,44 @@ impl PaletteFormat for PaletteEntry {
     }
 
     /// With an instance transform, the SIMD kernel of `formats/fold_simd.rs` (AVX-512F, or AVX and FMA) when the
-    /// CPU has it and no product can overflow (`‖L_T‖∞ · max|S| + Σ|t_T|` at most `F32_FOLD_SAFE_MAX`,
-    /// `f32::MAX / 1024`, which also excludes non-finite transforms): the portable path's fused products in its
-    /// order, so the same bits, without its per-row poison. Otherwise, and without a transform, the default (the
-    /// portable path).
+    /// CPU has it and no product can overflow (`‖L_T‖∞ · max|S| + Σ|t_T| ≤ f32::MAX / 1024`, which also excludes
+    /// non-finite transforms): the portable path's fused products in its order, so the same bits, without its
+    /// per-row poison. Otherwise, and without a transform, the default (the portable path).
     fn encode_cached(pose: CachedPose<'_>, t: Option<&Affine3A>, out: &mut [Self], stream: bool) -> Vec4 {
         #[cfg(target_arch = "x86_64")]
         if let Some(t) = t
             && crate::formats::fold_simd_available()
+            && crate::formats::fold_entry_in_range(t, pose.max_abs)
         {
-            let c = &t.matrix3;
-            let e = crate::formats::linear_rows(c);
-            let shift = t.translation.abs();
-            // False for NaN (`norm_inf` is NaN when an element is, and the sum keeps it).
-            if crate::formats::norm_inf(&e) * pose.max_abs + (shift.x + shift.y + shift.z) <= F32_FOLD_SAFE_MAX {
-                crate::formats::fold_entry_simd(&e, t.translation.into(), pose.rows, out, stream);
-                return Vec4::ZERO;
-            }
+            crate::formats::fold_entry_simd(t, pose.rows, out, stream);
+            return Vec4::ZERO;
         }
         match t {
             None => copy_rows(pose.rows, out, stream),
             Some(t) => fold_rows(t, pose.rows, out, stream),
         }
     }
-}
 
-/// The bound under which folding an instance transform into cached f32 rows cannot overflow: each element of
-/// `T × S` is at most `‖L_T‖∞ · max|S| + |t|` before rounding, and the few roundings on the way (relative `2⁻²⁴`
-/// each) stay far inside the factor of 2¹⁰ left to `f32::MAX`.
-const F32_FOLD_SAFE_MAX: f32 = f32::MAX / 1024.0;
+    /// With instance transforms, the whole run in one call of the SIMD kernel's loop (`fold_simd::entry_run`): the
+    /// CPU's features detected once, each palette's range check and setup inlined. Otherwise palette by palette.
+    fn encode_cached_run<'a>(
+        out: &mut [Self],
+        skin_joints: usize,
+        pose: impl Fn(usize) -> CachedPose<'a>,
+        transforms: &[Affine3A],
+        stream: bool,
+    ) -> Vec4 {
+        #[cfg(target_arch = "x86_64")]
+        if !transforms.is_empty() && crate::formats::fold_simd_available() {
+            return crate::formats::fold_entry_run(out, skin_joints, pose, transforms, stream);
+        }
+        let mut acc = Vec4::ZERO;
+        for (i, palette) in out.chunks_exact_mut(skin_joints).enumerate() {
+            acc += Self::encode_cached(pose(i), transforms.get(i), palette, stream);
+        }
+        acc
+    }
+}
 
 /// Non-temporal stores for the f32 palette entry on x86-64.
 #[cfg(target_arch = "x86_64")]

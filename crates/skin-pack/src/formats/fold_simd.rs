@@ -17,7 +17,8 @@
 //!   component and an 8 × 8 transpose of halves in both 128-bit lanes, which leaves two neighbouring entries per
 //!   256-bit register. Where the CPU also has AVX-512F, each component of a block's sixteen joints is one 512-bit
 //!   register (`qt_kernel_avx512`), with the same single roundings, so the same bits.
-//! - [`entry`]: the f32 [`PaletteEntry`] with the instance transform folded in, each row
+//! - [`entry`] (one palette) and [`entry_run`] (a whole run in one call, like `mat3x4_run`): the f32
+//!   [`PaletteEntry`] with the instance transform folded in, each row
 //!   `T[r][0]·S₀ + (T[r][1]·S₁ + (T[r][2]·S₂ + t_r))` in three fused multiply-adds, as the twin does
 //!   (`Fold::apply_fused` in `flatten.rs`), so the bits are identical.
 //!   - With AVX-512F (`entry_kernel_avx512`): one joint per 512-bit register as in the Mat3x4F16 kernel, and four
@@ -68,8 +69,8 @@ use std::arch::x86_64::{
     _mm512_fnmadd_ps, _mm512_inserti64x4, _mm512_loadu_ps, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps,
     _mm512_maskz_permutexvar_ps, _mm512_max_ps, _mm512_mul_ps, _mm512_permutex2var_epi32, _mm512_permutex2var_ps,
     _mm512_permutexvar_ps, _mm512_reduce_add_ps, _mm512_reduce_max_ps, _mm512_set1_epi32, _mm512_set1_ps,
-    _mm512_setr_epi32, _mm512_setr_ps, _mm512_setzero_ps, _mm512_store_ps, _mm512_store_si512, _mm512_storeu_ps,
-    _mm512_storeu_si512, _mm512_stream_ps, _mm512_stream_si512, _mm512_xor_si512,
+    _mm512_setr_epi32, _mm512_setzero_ps, _mm512_store_ps, _mm512_store_si512, _mm512_storeu_ps, _mm512_storeu_si512,
+    _mm512_stream_ps, _mm512_stream_si512, _mm512_xor_si512,
 };
 
 use glam::Vec4;
@@ -318,22 +319,53 @@ unsafe fn mat3x4_kernel<const FOLD: bool>(m: &glam::Mat3A, rows: &[[Vec4; 3]], o
 }
 
 /// The coefficients of a fold with AVX-512, one joint per 512-bit register: register `c` holds column `c` of the
-/// 3×3 matrix `e` (`e[r][c]` being row `r`, column `c`) by row, `e[r][c]` in lanes `4r..4r + 4`, and zero in the
-/// unused lanes 12 to 15. Multiplied by row `c` of a joint broadcast to all four 128-bit lanes, it gives that row's
-/// share of the joint's three folded rows at once.
+/// 3×3 matrix `m` by row, `m[r][c]` (row `r`, column `c`) in lanes `4r..4r + 4` (lanes 12 to 15 take the column's
+/// padding lane and are never stored). Multiplied by row `c` of a joint broadcast to all four 128-bit lanes, it
+/// gives that row's share of the joint's three folded rows at once. Each register is one load and one `vpermps` of
+/// the column (building them from the nine scalars took about forty instructions per palette).
 ///
 /// # Safety
 ///
 /// The CPU has AVX-512F. (Not a `#[target_feature]` function, so that it inlines into the kernels.)
 #[inline(always)]
-unsafe fn columns_by_row(e: &[[f32; 3]; 3]) -> [__m512; 3] {
+unsafe fn columns_by_row(m: &glam::Mat3A) -> [__m512; 3] {
     // SAFETY: the CPU has AVX-512F (the caller's contract).
+    unsafe { [spread(&m.x_axis), spread(&m.y_axis), spread(&m.z_axis)] }
+}
+
+/// `v`'s lane `r` in lanes `4r..4r + 4` (lanes 12 to 15 take `v`'s padding lane), with one load and one `vpermps`.
+///
+/// # Safety
+///
+/// The CPU has AVX-512F. (Not a `#[target_feature]` function, so that it inlines into the kernels.)
+#[inline(always)]
+unsafe fn spread(v: &glam::Vec3A) -> __m512 {
+    // SAFETY: the CPU has AVX-512F (the caller's contract); a `Vec3A` is 16 readable bytes (its fourth lane padding).
     unsafe {
-        let column = |c: usize| {
-            let (a, b, d) = (e[0][c], e[1][c], e[2][c]);
-            _mm512_setr_ps(a, a, a, a, b, b, b, b, d, d, d, d, 0.0, 0.0, 0.0, 0.0)
-        };
-        [column(0), column(1), column(2)]
+        let spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+        _mm512_permutexvar_ps(
+            spread,
+            _mm512_castps128_ps512(_mm_loadu_ps(std::ptr::from_ref(v).cast())),
+        )
+    }
+}
+
+/// `(0, 0, 0, t_r)` in lanes `4r..4r + 4` and zero in lanes 12 to 15: the translation's share of a joint's three
+/// folded rows, with one load and one zero-masked `vpermps`.
+///
+/// # Safety
+///
+/// The CPU has AVX-512F. (Not a `#[target_feature]` function, so that it inlines into the kernels.)
+#[inline(always)]
+unsafe fn translation_lanes(t: &glam::Vec3A) -> __m512 {
+    // SAFETY: the CPU has AVX-512F (the caller's contract); a `Vec3A` is 16 readable bytes.
+    unsafe {
+        let spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+        _mm512_maskz_permutexvar_ps(
+            0x0888,
+            spread,
+            _mm512_castps128_ps512(_mm_loadu_ps(std::ptr::from_ref(t).cast())),
+        )
     }
 }
 
@@ -412,7 +444,7 @@ unsafe fn mat3x4_kernel_avx512<const FOLD: bool>(
     let src = rows.as_ptr().cast::<f32>();
     let dst = out.as_mut_ptr().cast::<u8>();
     // SAFETY: the CPU has AVX-512F (the caller's contract).
-    let c = unsafe { columns_by_row(&super::linear_rows(m)) };
+    let c = unsafe { columns_by_row(m) };
     // Six words of a joint: `vpmaskmovd` stores the low six of eight.
     let six = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
     // `pair(j)` is `[joint j: words 0..6, junk ×2 | joint j + 1: words 0..6, junk ×2]`; each 16-word line takes its
@@ -475,17 +507,16 @@ unsafe fn mat3x4_kernel_avx512<const FOLD: bool>(
     }
 }
 
-/// Writes `T × rows[k]` into `out[k]` for every `k < out.len()`, where `T` has the rows `e` (its linear part) and
-/// the translation `t`: row `r` of each entry is `e[r][0]·S₀ + (e[r][1]·S₁ + (e[r][2]·S₂ + (0, 0, 0, t[r])))` in
-/// three fused multiply-adds, as the portable path (`Fold::apply_fused` in `flatten.rs`) computes it, so the same
-/// bits. With AVX-512 where the CPU has it.
+/// Writes `T × rows[k]` into `out[k]` for every `k < out.len()`: row `r` of each entry is
+/// `T[r][0]·S₀ + (T[r][1]·S₁ + (T[r][2]·S₂ + (0, 0, 0, t_r)))` in three fused multiply-adds, as the portable path
+/// (`Fold::apply_fused` in `flatten.rs`) computes it, so the same bits. With AVX-512 where the CPU has it.
 ///
 /// # Panics
 ///
 /// When [`available`] is false or `rows` is shorter than `out` (both are the caller's bugs).
 #[inline]
-pub fn entry(e: &[[f32; 3]; 3], t: [f32; 3], rows: &[[Vec4; 3]], out: &mut [PaletteEntry], stream: bool) {
-    entry_with(wide_available(), e, t, rows, out, stream);
+pub fn entry(t: &glam::Affine3A, rows: &[[Vec4; 3]], out: &mut [PaletteEntry], stream: bool) {
+    entry_with(wide_available(), t, rows, out, stream);
 }
 
 /// [`entry`] with the AVX-512 kernel when `wide`, the AVX one otherwise.
@@ -494,17 +525,134 @@ pub fn entry(e: &[[f32; 3]; 3], t: [f32; 3], rows: &[[Vec4; 3]], out: &mut [Pale
 ///
 /// When the CPU lacks the kernel's features or `rows` is shorter than `out` (both are the caller's bugs).
 #[inline]
-fn entry_with(wide: bool, e: &[[f32; 3]; 3], t: [f32; 3], rows: &[[Vec4; 3]], out: &mut [PaletteEntry], stream: bool) {
+fn entry_with(wide: bool, t: &glam::Affine3A, rows: &[[Vec4; 3]], out: &mut [PaletteEntry], stream: bool) {
     assert!(available() && rows.len() >= out.len(), "checked by the caller");
     assert!(!wide || wide_available(), "checked by the caller");
     // SAFETY: the CPU has AVX, F16C and FMA, and AVX-512F and AVX2 when `wide` (asserted); `rows` covers `out`.
     unsafe {
         if wide {
-            entry_kernel_avx512(e, t, rows, out, stream);
+            entry_kernel_avx512(t, rows, out, stream);
         } else {
-            entry_kernel(e, t, rows, out, stream);
+            entry_kernel(&super::linear_rows(&t.matrix3), t.translation.into(), rows, out, stream);
         }
     }
+}
+
+/// Whether folding `t` into cached f32 rows whose largest absolute value is `max_abs` cannot overflow:
+/// `‖L_T‖∞ · max_abs + Σ|t_T|` at most `f32::MAX / 1024` (each element of `T × S` is at most
+/// `‖L_T‖∞ · max|S| + |t|` before rounding, and the few roundings on the way, relative `2⁻²⁴` each, stay far inside
+/// the factor of 2¹⁰ left). False for NaN (`norm_inf` is NaN when an element is, and the sum keeps it).
+#[inline(always)]
+pub fn entry_in_range(t: &glam::Affine3A, max_abs: f32) -> bool {
+    let shift = t.translation.abs();
+    super::norm_inf(&super::linear_rows(&t.matrix3)) * max_abs + (shift.x + shift.y + shift.z) <= f32::MAX / 1024.0
+}
+
+/// Encodes a run of cached palettes with their instance transforms into `out`, as `PaletteEntry`'s
+/// `encode_cached_run` specifies: palette `i` (`skin_joints` entries) from `pose(i)`, folded by `transforms[i]`
+/// (one per palette). Each palette that passes [`entry_in_range`] goes through the kernel ([`entry`]'s, inlined
+/// here with its setup, the CPU's features detected once per run); the others take the portable path, which
+/// reports non-finite values. Returns the poison sum of the portable palettes (zero when none).
+///
+/// # Panics
+///
+/// When [`available`] is false or `transforms` has fewer than one transform per palette (the caller's bugs).
+pub fn entry_run<'a>(
+    out: &mut [PaletteEntry],
+    skin_joints: usize,
+    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+    transforms: &[glam::Affine3A],
+    stream: bool,
+) -> Vec4 {
+    assert!(available(), "checked by the caller");
+    assert!(
+        transforms.len() >= out.len().checked_div(skin_joints).unwrap_or(0),
+        "one transform per palette"
+    );
+    // SAFETY: the CPU has AVX, F16C and FMA (asserted), and AVX-512F and AVX2 for the wide kernel.
+    unsafe {
+        if wide_available() {
+            entry_run_avx512(out, skin_joints, pose, transforms, stream)
+        } else {
+            entry_run_avx(out, skin_joints, pose, transforms, stream)
+        }
+    }
+}
+
+/// [`entry_run_body`] with [`entry_kernel`] inlined.
+///
+/// # Safety
+///
+/// The CPU has AVX, F16C and FMA.
+#[target_feature(enable = "avx,f16c,fma")]
+unsafe fn entry_run_avx<'a>(
+    out: &mut [PaletteEntry],
+    skin_joints: usize,
+    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+    transforms: &[glam::Affine3A],
+    stream: bool,
+) -> Vec4 {
+    // SAFETY: the CPU has what the AVX kernel needs (the caller's contract).
+    unsafe { entry_run_body::<false>(out, skin_joints, pose, transforms, stream) }
+}
+
+/// [`entry_run_body`] with [`entry_kernel_avx512`] inlined.
+///
+/// # Safety
+///
+/// The CPU has AVX-512F, AVX2, F16C and FMA.
+#[target_feature(enable = "avx512f,avx2,f16c,fma")]
+unsafe fn entry_run_avx512<'a>(
+    out: &mut [PaletteEntry],
+    skin_joints: usize,
+    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+    transforms: &[glam::Affine3A],
+    stream: bool,
+) -> Vec4 {
+    // SAFETY: the CPU has what the AVX-512 kernel needs (the caller's contract).
+    unsafe { entry_run_body::<true>(out, skin_joints, pose, transforms, stream) }
+}
+
+/// The palette loop of [`entry_run`], with the AVX-512 kernel when `WIDE`; inlined into the two functions above.
+///
+/// # Safety
+///
+/// The CPU has AVX, F16C and FMA, and AVX-512F and AVX2 when `WIDE`; `transforms` has one transform per palette.
+#[inline(always)]
+unsafe fn entry_run_body<'a, const WIDE: bool>(
+    out: &mut [PaletteEntry],
+    skin_joints: usize,
+    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+    transforms: &[glam::Affine3A],
+    stream: bool,
+) -> Vec4 {
+    let mut acc = Vec4::ZERO;
+    if skin_joints == 0 {
+        return acc;
+    }
+    for ((i, palette), t) in out.chunks_exact_mut(skin_joints).enumerate().zip(transforms) {
+        let pose = pose(i);
+        let rows = &pose.rows[..palette.len()];
+        if !entry_in_range(t, pose.max_abs) {
+            acc += crate::flatten::fold_rows(t, rows, palette, stream);
+            continue;
+        }
+        // SAFETY: the CPU has the kernel's features (the caller's contract), and `rows` covers `palette`.
+        unsafe {
+            if WIDE {
+                entry_kernel_avx512(t, rows, palette, stream);
+            } else {
+                entry_kernel(
+                    &super::linear_rows(&t.matrix3),
+                    t.translation.into(),
+                    rows,
+                    palette,
+                    stream,
+                );
+            }
+        }
+    }
+    acc
 }
 
 /// The AVX-512 kernel of [`entry`]: each joint's three rows in one 512-bit register ([`fold_joint`], the last
@@ -516,22 +664,14 @@ fn entry_with(wide: bool, e: &[[f32; 3]; 3], t: [f32; 3], rows: &[[Vec4; 3]], ou
 /// # Safety
 ///
 /// The CPU has AVX-512F and FMA, and `rows.len() >= out.len()`.
+#[inline]
 #[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn entry_kernel_avx512(
-    e: &[[f32; 3]; 3],
-    t: [f32; 3],
-    rows: &[[Vec4; 3]],
-    out: &mut [PaletteEntry],
-    stream: bool,
-) {
+unsafe fn entry_kernel_avx512(t: &glam::Affine3A, rows: &[[Vec4; 3]], out: &mut [PaletteEntry], stream: bool) {
     let n = out.len();
     let src = rows.as_ptr().cast::<f32>();
     let dst = out.as_mut_ptr().cast::<f32>();
     // SAFETY: the CPU has AVX-512F (the caller's contract).
-    let c = unsafe { columns_by_row(e) };
-    let add = _mm512_setr_ps(
-        0.0, 0.0, 0.0, t[0], 0.0, 0.0, 0.0, t[1], 0.0, 0.0, 0.0, t[2], 0.0, 0.0, 0.0, 0.0,
-    );
+    let (c, add) = unsafe { (columns_by_row(&t.matrix3), translation_lanes(&t.translation)) };
     // Lines of four joints `a`, `b`, `c`, `d` (12 floats each): `[a, b 0..4]`, `[b 4..12, c 0..8]`, `[c 8..12, d]`.
     let line0 = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 18, 19);
     let line1 = _mm512_setr_epi32(4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 18, 19, 20, 21, 22, 23);
@@ -613,6 +753,7 @@ unsafe fn entry_one(e: &[[f32; 3]; 3], t: [f32; 3], src: *const f32, dst: *mut f
 /// # Safety
 ///
 /// The CPU has AVX and FMA, and `rows.len() >= out.len()`.
+#[inline]
 #[target_feature(enable = "avx,fma")]
 unsafe fn entry_kernel(e: &[[f32; 3]; 3], t: [f32; 3], rows: &[[Vec4; 3]], out: &mut [PaletteEntry], stream: bool) {
     let n = out.len();
@@ -1240,6 +1381,44 @@ mod tests {
             prop_assert_eq!(acc.is_finite(), want.is_finite());
         }
 
+        /// A run of palettes through `entry_run` gives, palette by palette, the portable path's bits and poison:
+        /// in-range palettes through the kernel, and palettes whose transform would overflow or is not finite
+        /// through the portable path, mixed in one run.
+        #[test]
+        fn entry_run_equals_the_portable_path(
+            poses in prop::collection::vec(prop::collection::vec(similarity(50.0, true), 5), 1..4),
+            palettes in prop::collection::vec((0usize..3, similarity(10.0, true), 0u8..8), 0..12),
+            offset in 0usize..4,
+            stream in any::<bool>(),
+        ) {
+            prop_assume!(available());
+            let rows: Vec<Vec<[Vec4; 3]>> = poses.iter().map(|p| p.iter().map(rows_of).collect()).collect();
+            let max_abs: Vec<f32> =
+                rows.iter().map(|r| r.iter().flatten().fold(0.0f32, |m, v| m.max(v.abs().max_element()))).collect();
+            let pose_of: Vec<usize> = palettes.iter().map(|&(p, _, _)| p % rows.len()).collect();
+            // One palette in eight gets a transform past the overflow check, one in eight a NaN.
+            let transforms: Vec<Affine3A> = palettes
+                .iter()
+                .map(|&(_, t, kind)| match kind {
+                    0 => Affine3A::from_scale(Vec3::splat(1e36)) * t,
+                    1 => Affine3A::from_cols_array(&[f32::NAN; 12]),
+                    _ => t,
+                })
+                .collect();
+            let joints = 5;
+            let pose = |i: usize| crate::flatten::CachedPose { rows: &rows[pose_of[i]], aux: &[], max_abs: max_abs[pose_of[i]] };
+            let mut fast = vec![PaletteEntry::zeroed(); palettes.len() * joints + offset];
+            let acc = entry_run(&mut fast[offset..], joints, pose, &transforms, stream);
+            let mut plain = vec![PaletteEntry::zeroed(); palettes.len() * joints];
+            let mut want = Vec4::ZERO;
+            for (i, palette) in plain.chunks_exact_mut(joints).enumerate() {
+                want += fold_rows(&transforms[i], pose(i).rows, palette, false);
+            }
+            let bits = |e: &[PaletteEntry]| e.iter().flat_map(|e| e.rows.iter().flatten().map(|x| x.to_bits())).collect::<Vec<_>>();
+            prop_assert_eq!(bits(&fast[offset..]), bits(&plain));
+            prop_assert_eq!(acc.is_finite(), want.is_finite());
+        }
+
         /// The AVX-512 and AVX f32 kernels give the portable path's bits (`fold_rows`, which `prop_flatten`
         /// checks against the exact product) at every length, from every 4-byte placement within a cache line,
         /// with both store kinds, and write nothing outside their output.
@@ -1259,8 +1438,6 @@ mod tests {
             ]);
             let rows: Vec<[Vec4; 3]> = joints.iter().map(rows_of).collect();
             let mut plain = vec![PaletteEntry::zeroed(); rows.len()];
-            let c = &t.matrix3;
-            let e = crate::formats::linear_rows(c);
             let poison = fold_rows(&t, &rows, &mut plain, false);
             prop_assert_eq!(poison, Vec4::ZERO);
             let plain: Vec<u32> = bytemuck::cast_slice(&plain).to_vec();
@@ -1273,7 +1450,7 @@ mod tests {
                 let offset = (16 - words.as_ptr() as usize / 4 % 16) % 16 + offset;
                 let end = offset + 12 * rows.len();
                 let fast: &mut [PaletteEntry] = bytemuck::cast_slice_mut(&mut words[offset..end]);
-                entry_with(wide, &e, t.translation.into(), &rows, fast, stream);
+                entry_with(wide, &t, &rows, fast, stream);
                 prop_assert_eq!(&words[offset..end], &plain[..], "wide {}", wide);
                 prop_assert!(words[..offset].iter().chain(&words[end..]).all(|&w| w == 0), "wide {}", wide);
             }

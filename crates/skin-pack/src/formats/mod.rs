@@ -80,8 +80,8 @@ pub(crate) fn linear_rows(m: &glam::Mat3A) -> [[f32; 3]; 3] {
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) use fold_simd::{
-    available as fold_simd_available, entry as fold_entry_simd, skin_rows as skin_rows_simd,
-    skin_rows_available as skin_rows_simd_available,
+    available as fold_simd_available, entry as fold_entry_simd, entry_in_range as fold_entry_in_range,
+    entry_run as fold_entry_run, skin_rows as skin_rows_simd, skin_rows_available as skin_rows_simd_available,
 };
 pub use mat3x4_f16::Mat3x4F16;
 pub use qt_f16::QtF16;
