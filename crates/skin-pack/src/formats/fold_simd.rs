@@ -991,70 +991,196 @@ pub fn qt(kernel: QtKernel, fold: Option<&QtFold>, blocks: &[f32], out: &mut [Qt
 /// The CPU has AVX-512F, AVX2, F16C and FMA, and `blocks` holds `out.len().div_ceil(16)` whole blocks.
 #[target_feature(enable = "avx512f,avx2,f16c,fma")]
 unsafe fn qt_kernel_avx512<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &mut [QtF16], stream: bool) {
-    let n = out.len();
-    let dst = out.as_mut_ptr().cast::<__m256i>();
-    let stores = QtStores::new(dst, stream);
-    let [x, y, z, w] = f.q;
-    let (qx, qy, qz, qw) = (
-        _mm512_set1_ps(x),
-        _mm512_set1_ps(y),
-        _mm512_set1_ps(z),
-        _mm512_set1_ps(w),
-    );
-    let l = f.l.map(|r| r.map(|e| _mm512_set1_ps(e)));
-    let scale = _mm512_set1_ps(f.s);
-    let sign = _mm512_set1_epi32(i32::MIN);
-    let xor = |a: __m512, b: __m512i| _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), b));
-    for b in 0..n.div_ceil(QT_BLOCK) {
-        let base = b * QT_BLOCK_FLOATS;
-        // SAFETY: block `b` is inside `blocks` (the caller's contract); the CPU has AVX-512F.
-        let v: [__m512; 8] =
-            std::array::from_fn(|c| unsafe { _mm512_loadu_ps(blocks.as_ptr().add(base + c * QT_BLOCK)) });
-        let folded = if FOLD {
-            // Rows `[w, −z, y, x]`, `[z, w, −x, y]`, `[−y, x, w, z]` and `[−x, −y, −z, w]`, innermost first.
-            let r0 = _mm512_fmadd_ps(
-                qx,
-                v[3],
-                _mm512_fmadd_ps(qy, v[2], _mm512_fnmadd_ps(qz, v[1], _mm512_mul_ps(qw, v[0]))),
-            );
-            let r1 = _mm512_fmadd_ps(
-                qy,
-                v[3],
-                _mm512_fnmadd_ps(qx, v[2], _mm512_fmadd_ps(qw, v[1], _mm512_mul_ps(qz, v[0]))),
-            );
-            let r2 = _mm512_fmadd_ps(
-                qz,
-                v[3],
-                _mm512_fmadd_ps(qw, v[2], _mm512_fmadd_ps(qx, v[1], xor(_mm512_mul_ps(qy, v[0]), sign))),
-            );
-            let r3 = _mm512_fmadd_ps(
-                qw,
-                v[3],
-                _mm512_fnmadd_ps(qz, v[2], _mm512_fnmadd_ps(qy, v[1], xor(_mm512_mul_ps(qx, v[0]), sign))),
-            );
-            // The hemisphere with w ≥ 0: flip all four when w's sign bit is set (−0 too, as the twin does).
-            let flip = _mm512_and_si512(_mm512_castps_si512(r3), sign);
-            let rot =
-                |r: &[__m512; 3]| _mm512_fmadd_ps(r[2], v[6], _mm512_fmadd_ps(r[1], v[5], _mm512_mul_ps(r[0], v[4])));
-            [
-                xor(r0, flip),
-                xor(r1, flip),
-                xor(r2, flip),
-                xor(r3, flip),
-                rot(&l[0]),
-                rot(&l[1]),
-                rot(&l[2]),
-                _mm512_mul_ps(scale, v[7]),
-            ]
-        } else {
-            v
-        };
-        // `h[c]`: component c as halves, the even joints in the low 128 bits and the odd ones in the high 128.
-        let h: [__m256i; 8] = std::array::from_fn(|c| _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[c]));
-        // SAFETY: as in `qt_kernel`: entries `first..first + 16` are inside `out` when the block is whole, the last
-        // block stores only its own entries; `stores` was chosen for `dst`.
-        unsafe { store_block(h, dst, b * QT_BLOCK, n, stores) };
+    // SAFETY: as this function's contract.
+    unsafe { qt_blocks_avx512::<FOLD>(f, blocks, out, stream) }
+}
+
+/// The body of [`qt_kernel_avx512`], inlined into it and into [`qt_run_avx512`]'s palette loop.
+///
+/// # Safety
+///
+/// As [`qt_kernel_avx512`]. (Not a `#[target_feature]` function, so that it can be `#[inline(always)]`.)
+#[inline(always)]
+unsafe fn qt_blocks_avx512<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &mut [QtF16], stream: bool) {
+    /// `a` with the sign bits of `b` flipped.
+    #[inline(always)]
+    unsafe fn xor(a: __m512, b: __m512i) -> __m512 {
+        // SAFETY: the CPU has AVX-512F (the caller's contract).
+        unsafe { _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), b)) }
     }
+    /// `r₂·v₆ + (r₁·v₅ + r₀·v₄)`: one row of `L_T` times the cached translation, the twin's order.
+    #[inline(always)]
+    unsafe fn rot(r0: __m512, r1: __m512, r2: __m512, v: &[__m512; 8]) -> __m512 {
+        // SAFETY: the CPU has AVX-512F (the caller's contract).
+        unsafe { _mm512_fmadd_ps(r2, v[6], _mm512_fmadd_ps(r1, v[5], _mm512_mul_ps(r0, v[4]))) }
+    }
+    // SAFETY: the CPU has AVX-512F, AVX2, F16C and FMA, and `blocks` holds the palette's whole blocks (the caller's
+    // contract). Written without closures or array `map`s, which LLVM may leave out of line (then each intrinsic
+    // in them is a call).
+    unsafe {
+        let n = out.len();
+        let dst = out.as_mut_ptr().cast::<__m256i>();
+        let stores = QtStores::new(dst, stream);
+        let [x, y, z, w] = f.q;
+        let (qx, qy, qz, qw) = (
+            _mm512_set1_ps(x),
+            _mm512_set1_ps(y),
+            _mm512_set1_ps(z),
+            _mm512_set1_ps(w),
+        );
+        let l = [
+            [
+                _mm512_set1_ps(f.l[0][0]),
+                _mm512_set1_ps(f.l[0][1]),
+                _mm512_set1_ps(f.l[0][2]),
+            ],
+            [
+                _mm512_set1_ps(f.l[1][0]),
+                _mm512_set1_ps(f.l[1][1]),
+                _mm512_set1_ps(f.l[1][2]),
+            ],
+            [
+                _mm512_set1_ps(f.l[2][0]),
+                _mm512_set1_ps(f.l[2][1]),
+                _mm512_set1_ps(f.l[2][2]),
+            ],
+        ];
+        let scale = _mm512_set1_ps(f.s);
+        let sign = _mm512_set1_epi32(i32::MIN);
+        for b in 0..n.div_ceil(QT_BLOCK) {
+            let p = blocks.as_ptr().add(b * QT_BLOCK_FLOATS);
+            let v = [
+                _mm512_loadu_ps(p),
+                _mm512_loadu_ps(p.add(QT_BLOCK)),
+                _mm512_loadu_ps(p.add(2 * QT_BLOCK)),
+                _mm512_loadu_ps(p.add(3 * QT_BLOCK)),
+                _mm512_loadu_ps(p.add(4 * QT_BLOCK)),
+                _mm512_loadu_ps(p.add(5 * QT_BLOCK)),
+                _mm512_loadu_ps(p.add(6 * QT_BLOCK)),
+                _mm512_loadu_ps(p.add(7 * QT_BLOCK)),
+            ];
+            let folded = if FOLD {
+                // Rows `[w, −z, y, x]`, `[z, w, −x, y]`, `[−y, x, w, z]` and `[−x, −y, −z, w]`, innermost first.
+                let r0 = _mm512_fmadd_ps(
+                    qx,
+                    v[3],
+                    _mm512_fmadd_ps(qy, v[2], _mm512_fnmadd_ps(qz, v[1], _mm512_mul_ps(qw, v[0]))),
+                );
+                let r1 = _mm512_fmadd_ps(
+                    qy,
+                    v[3],
+                    _mm512_fnmadd_ps(qx, v[2], _mm512_fmadd_ps(qw, v[1], _mm512_mul_ps(qz, v[0]))),
+                );
+                let r2 = _mm512_fmadd_ps(
+                    qz,
+                    v[3],
+                    _mm512_fmadd_ps(qw, v[2], _mm512_fmadd_ps(qx, v[1], xor(_mm512_mul_ps(qy, v[0]), sign))),
+                );
+                let r3 = _mm512_fmadd_ps(
+                    qw,
+                    v[3],
+                    _mm512_fnmadd_ps(qz, v[2], _mm512_fnmadd_ps(qy, v[1], xor(_mm512_mul_ps(qx, v[0]), sign))),
+                );
+                // The hemisphere with w ≥ 0: flip all four when w's sign bit is set (−0 too, as the twin does).
+                let flip = _mm512_and_si512(_mm512_castps_si512(r3), sign);
+                [
+                    xor(r0, flip),
+                    xor(r1, flip),
+                    xor(r2, flip),
+                    xor(r3, flip),
+                    rot(l[0][0], l[0][1], l[0][2], &v),
+                    rot(l[1][0], l[1][1], l[1][2], &v),
+                    rot(l[2][0], l[2][1], l[2][2], &v),
+                    _mm512_mul_ps(scale, v[7]),
+                ]
+            } else {
+                v
+            };
+            // `h[c]`: component c as halves, the even joints in the low 128 bits and the odd ones in the high 128.
+            let h = [
+                _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[0]),
+                _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[1]),
+                _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[2]),
+                _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[3]),
+                _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[4]),
+                _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[5]),
+                _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[6]),
+                _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[7]),
+            ];
+            // As in `qt_kernel`: entries `first..first + 16` are inside `out` when the block is whole, the last
+            // block stores only its own entries; `stores` was chosen for `dst`.
+            store_block(h, dst, b * QT_BLOCK, n, stores);
+        }
+    }
+}
+
+/// `QtF16::encode_cached_run` where the CPU has AVX-512F (which `kernel` proves): the run's instance transforms
+/// decomposed sixteen at a time (`decompose_simd::qt_folds`), then each palette of `skin_joints` entries from
+/// `pose(i)`, folded by `transforms[i]`, through the AVX-512 kernel inlined into this loop (its constants set up
+/// once per run, no call per palette) when its values stay in range, through the scalar twin (which clamps and
+/// reports) otherwise. Returns the scalar palettes' poison sum (zero when none).
+///
+/// # Panics
+///
+/// When `kernel` has no AVX-512F, `transforms` has fewer than one transform per palette, or a pose's data is
+/// shorter than its palette needs (the caller's bugs).
+pub fn qt_run_avx512<'a>(
+    kernel: QtKernel,
+    out: &mut [QtF16],
+    skin_joints: usize,
+    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+    transforms: &[glam::Affine3A],
+    stream: bool,
+) -> Vec4 {
+    assert!(kernel.avx512, "checked by the caller");
+    assert!(
+        transforms.len() >= out.len().checked_div(skin_joints).unwrap_or(0),
+        "one transform per palette"
+    );
+    // SAFETY: the CPU has AVX-512F, AVX2, F16C and FMA (the `QtKernel` proves it).
+    unsafe { qt_run_avx512_kernel(out, skin_joints, pose, transforms, stream) }
+}
+
+/// The loop of [`qt_run_avx512`].
+///
+/// # Safety
+///
+/// The CPU has AVX-512F, AVX2, F16C and FMA; `transforms` has one transform per palette.
+#[target_feature(enable = "avx512f,avx2,f16c,fma")]
+unsafe fn qt_run_avx512_kernel<'a>(
+    out: &mut [QtF16],
+    skin_joints: usize,
+    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+    transforms: &[glam::Affine3A],
+    stream: bool,
+) -> Vec4 {
+    use super::qt_f16::{FOLD_SAFE_MAX, QT_HEADER, encode_cached_scalar};
+    let mut acc = Vec4::ZERO;
+    if skin_joints == 0 {
+        return acc;
+    }
+    let mut folds = super::decompose_simd::QtFolds::EMPTY;
+    for (g, (palettes, ts)) in out.chunks_mut(16 * skin_joints).zip(transforms.chunks(16)).enumerate() {
+        super::decompose_simd::qt_folds(ts, &mut folds);
+        for (i, (palette, t)) in palettes.chunks_exact_mut(skin_joints).zip(ts).enumerate() {
+            let fold = folds.get(i, t);
+            let pose = pose(16 * g + i);
+            let (header, blocks) = pose.aux.split_at(QT_HEADER);
+            assert!(
+                blocks.len() >= palette.len().div_ceil(QT_BLOCK) * QT_BLOCK_FLOATS,
+                "checked by the caller"
+            );
+            // False for NaN: a non-finite transform takes the scalar path, whose poison reports it.
+            if fold.norm * header[0] <= FOLD_SAFE_MAX && fold.s.abs() * header[1] <= FOLD_SAFE_MAX {
+                // SAFETY: the CPU has the kernel's features (the caller's contract); `blocks` covers `palette`
+                // (asserted).
+                unsafe { qt_blocks_avx512::<true>(&fold, blocks, palette, stream) };
+            } else {
+                acc += encode_cached_scalar(Some(&fold), blocks, palette);
+            }
+        }
+    }
+    acc
 }
 
 /// The kernel of [`qt`], one block of 16 joints per iteration: the fold on the block's even and odd joints (eight
@@ -1480,6 +1606,55 @@ mod tests {
                 prop_assert_eq!(bits(&fast), bits(&plain));
                 prop_assert_eq!(max.to_bits(), crate::flatten::max_abs_of(&plain).to_bits());
             }
+        }
+
+        /// A run through `qt_run_avx512` gives, palette by palette, the scalar twin's bits with the transform's
+        /// own fold, and the same finiteness of its poison: in-range palettes through the kernel, and palettes whose
+        /// transform leaves the f16 range or is not finite through the twin, mixed in one run of up to forty
+        /// palettes (so more than one group of sixteen folds).
+        #[test]
+        fn qt_run_equals_its_scalar_twin(
+            poses in prop::collection::vec(prop::collection::vec(similarity(50.0, true), 5), 1..4),
+            palettes in prop::collection::vec((0usize..3, similarity(10.0, true), 0u8..8), 0..40),
+            stream in any::<bool>(),
+        ) {
+            let Some(kernel) = QtKernel::detect().filter(|k| k.avx512()) else {
+                return Err(TestCaseError::reject("no AVX-512F"));
+            };
+            let joints = 5;
+            let rows: Vec<Vec<[Vec4; 3]>> = poses.iter().map(|p| p.iter().map(rows_of).collect()).collect();
+            let aux: Vec<Vec<f32>> = rows
+                .iter()
+                .map(|r| {
+                    let mut aux = vec![f32::NAN; qt_cached_floats(joints)];
+                    QtF16::prepare_cached(r, &mut aux);
+                    aux
+                })
+                .collect();
+            let pose_of: Vec<usize> = palettes.iter().map(|&(p, _, _)| p % rows.len()).collect();
+            let transforms: Vec<Affine3A> = palettes
+                .iter()
+                .map(|&(_, t, kind)| match kind {
+                    0 => Affine3A::from_scale(Vec3::splat(1e6)) * t,
+                    1 => Affine3A::from_cols_array(&[f32::NAN; 12]),
+                    _ => t,
+                })
+                .collect();
+            let pose = |i: usize| crate::flatten::CachedPose { rows: &rows[pose_of[i]], aux: &aux[pose_of[i]], max_abs: 0.0 };
+            let mut fast = vec![QtF16::default(); palettes.len() * joints];
+            let acc = qt_run_avx512(kernel, &mut fast, joints, pose, &transforms, stream);
+            let mut want = Vec4::ZERO;
+            for (i, (t, fast)) in transforms.iter().zip(fast.chunks_exact(joints)).enumerate() {
+                let mut plain = vec![QtF16::default(); joints];
+                let blocks = &aux[pose_of[i]][crate::formats::qt_f16::QT_HEADER..];
+                let poison = encode_cached_scalar(Some(&QtFold::new(t)), blocks, &mut plain);
+                want += poison;
+                // A non-finite fold's NaN payloads may differ between its sixteen-lane and scalar decompositions.
+                if t.is_finite() {
+                    prop_assert_eq!(fast, &plain[..], "palette {}", i);
+                }
+            }
+            prop_assert_eq!(acc.is_finite(), want.is_finite());
         }
 
         /// Decomposing four instance transforms at once gives the bits of one at a time.

@@ -509,7 +509,8 @@ impl PaletteFormat for QtF16 {
 
     /// Decomposes the run's instance transforms sixteen at a time with AVX-512F (`decompose_simd::qt_folds`), four
     /// at a time otherwise (the same bits as one at a time either way), before encoding each palette as
-    /// [`QtF16::encode_cached`] does.
+    /// [`QtF16::encode_cached`] does; with AVX-512F, the whole run is one call (`fold_simd::qt_run_avx512`, the
+    /// kernel inlined into its palette loop).
     fn encode_cached_run<'a>(
         out: &mut [Self],
         skin_joints: usize,
@@ -527,16 +528,8 @@ impl PaletteFormat for QtF16 {
         }
         // The kernel's own detection: one check per run for both the folds and the kernel.
         #[cfg(target_arch = "x86_64")]
-        if kernel.is_some_and(|k| k.avx512()) {
-            let mut folds = super::decompose_simd::QtFolds::EMPTY;
-            for (g, (palettes, ts)) in out.chunks_mut(16 * skin_joints).zip(transforms.chunks(16)).enumerate() {
-                super::decompose_simd::qt_folds(ts, &mut folds);
-                for (i, (palette, t)) in palettes.chunks_exact_mut(skin_joints).zip(ts).enumerate() {
-                    let fold = folds.get(i, t);
-                    acc += encode_folded(kernel, pose(16 * g + i), Some(&fold), palette, stream);
-                }
-            }
-            return acc;
+        if let Some(kernel) = kernel.filter(|k| k.avx512()) {
+            return super::fold_simd::qt_run_avx512(kernel, out, skin_joints, pose, transforms, stream);
         }
         for (g, (palettes, ts)) in out.chunks_mut(4 * skin_joints).zip(transforms.chunks(4)).enumerate() {
             let at = |i: usize| ts.get(i).unwrap_or(&Affine3A::IDENTITY);
