@@ -16,7 +16,9 @@
 //!   in the order of the scalar twin `QtFold::apply` (whose `mul_add` rounds the same way); then `vcvtps2ph` of each
 //!   component and an 8 × 8 transpose of halves in both 128-bit lanes, which leaves two neighbouring entries per
 //!   256-bit register. Where the CPU also has AVX-512F, each component of a block's sixteen joints is one 512-bit
-//!   register (`qt_kernel_avx512`), with the same single roundings, so the same bits.
+//!   register (`qt_kernel_avx512`), with the same single roundings, so the same bits; a whole run of palettes is
+//!   then one call ([`qt_run_avx512`]: the instance folds sixteen at a time and the block loop inlined into the
+//!   palette loop).
 //! - [`entry`] (one palette) and [`entry_run`] (a whole run in one call, like `mat3x4_run`): the f32
 //!   [`PaletteEntry`] with the instance transform folded in, each row
 //!   `T[r][0]·S₀ + (T[r][1]·S₁ + (T[r][2]·S₂ + t_r))` in three fused multiply-adds, as the twin does
