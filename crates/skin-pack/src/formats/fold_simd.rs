@@ -101,6 +101,57 @@ fn wide_available() -> bool {
     available() && std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("avx512f")
 }
 
+/// Defines `$name(wide, out, skin_joints, pose, transforms, stream)`, which runs the palette loop `$body` (an
+/// `#[inline(always)]` function generic over `WIDE`) inside a `#[target_feature]` function: with AVX-512F, AVX2,
+/// F16C and FMA when `wide`, with AVX, F16C and FMA otherwise, so that the loop and its kernel are compiled, and
+/// inlined, with those features.
+///
+/// `$name` is unsafe: the CPU must have AVX, F16C and FMA, and AVX-512F and AVX2 when `wide`.
+macro_rules! run_with_features {
+    ($name:ident, $entry:ty, $body:ident) => {
+        /// See `run_with_features`.
+        unsafe fn $name<'a>(
+            wide: bool,
+            out: &mut [$entry],
+            skin_joints: usize,
+            pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+            transforms: &[glam::Affine3A],
+            stream: bool,
+        ) -> Vec4 {
+            #[target_feature(enable = "avx512f,avx2,f16c,fma")]
+            unsafe fn wide_loop<'a>(
+                out: &mut [$entry],
+                skin_joints: usize,
+                pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+                transforms: &[glam::Affine3A],
+                stream: bool,
+            ) -> Vec4 {
+                // SAFETY: the CPU has the features this function enables (the caller's contract).
+                unsafe { $body::<true>(out, skin_joints, pose, transforms, stream) }
+            }
+            #[target_feature(enable = "avx,f16c,fma")]
+            unsafe fn narrow_loop<'a>(
+                out: &mut [$entry],
+                skin_joints: usize,
+                pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+                transforms: &[glam::Affine3A],
+                stream: bool,
+            ) -> Vec4 {
+                // SAFETY: the CPU has the features this function enables (the caller's contract).
+                unsafe { $body::<false>(out, skin_joints, pose, transforms, stream) }
+            }
+            // SAFETY: the CPU has what each loop enables (the caller's contract).
+            unsafe {
+                if wide {
+                    wide_loop(out, skin_joints, pose, transforms, stream)
+                } else {
+                    narrow_loop(out, skin_joints, pose, transforms, stream)
+                }
+            }
+        }
+    };
+}
+
 /// Encodes `rows[k]`, or `e × rows[k]` (each row `e[r][0]·S₀ + (e[r][1]·S₁ + e[r][2]·S₂)`, the outer operations
 /// fused, `e[r][c]` being row `r` and column `c` of the 3×3 matrix) when `e` is given, into `out[k]` for every
 /// `k < out.len()`, with the AVX-512 kernel when `wide`, the AVX one otherwise.
@@ -142,51 +193,13 @@ pub fn mat3x4_run<'a>(
 ) -> Vec4 {
     assert!(available(), "checked by the caller");
     // SAFETY: the CPU has AVX, F16C and FMA (asserted), and AVX-512F and AVX2 for the wide kernel.
-    unsafe {
-        if wide_available() {
-            mat3x4_run_avx512(out, skin_joints, pose, transforms, stream)
-        } else {
-            mat3x4_run_avx(out, skin_joints, pose, transforms, stream)
-        }
-    }
+    unsafe { mat3x4_run_loop(wide_available(), out, skin_joints, pose, transforms, stream) }
 }
 
-/// [`mat3x4_run_body`] with [`mat3x4_kernel`] inlined.
-///
-/// # Safety
-///
-/// The CPU has AVX, F16C and FMA.
-#[target_feature(enable = "avx,f16c,fma")]
-unsafe fn mat3x4_run_avx<'a>(
-    out: &mut [Mat3x4F16],
-    skin_joints: usize,
-    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
-    transforms: &[glam::Affine3A],
-    stream: bool,
-) -> Vec4 {
-    // SAFETY: the CPU has what the AVX kernel needs (the caller's contract).
-    unsafe { mat3x4_run_body::<false>(out, skin_joints, pose, transforms, stream) }
-}
+run_with_features!(mat3x4_run_loop, Mat3x4F16, mat3x4_run_body);
 
-/// [`mat3x4_run_body`] with [`mat3x4_kernel_avx512`] inlined.
-///
-/// # Safety
-///
-/// The CPU has AVX-512F, AVX2, F16C and FMA.
-#[target_feature(enable = "avx512f,avx2,f16c,fma")]
-unsafe fn mat3x4_run_avx512<'a>(
-    out: &mut [Mat3x4F16],
-    skin_joints: usize,
-    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
-    transforms: &[glam::Affine3A],
-    stream: bool,
-) -> Vec4 {
-    // SAFETY: the CPU has what the AVX-512 kernel needs (the caller's contract).
-    unsafe { mat3x4_run_body::<true>(out, skin_joints, pose, transforms, stream) }
-}
-
-/// The palette loop of [`mat3x4_run`], with the AVX-512 kernel when `WIDE`; inlined into the two functions above,
-/// which enable the features of their kernel.
+/// The palette loop of [`mat3x4_run`], with the AVX-512 kernel when `WIDE`; inlined into `mat3x4_run_loop`'s two
+/// loops (`run_with_features`), which enable the features of their kernel.
 ///
 /// # Safety
 ///
@@ -572,50 +585,13 @@ pub fn entry_run<'a>(
         "one transform per palette"
     );
     // SAFETY: the CPU has AVX, F16C and FMA (asserted), and AVX-512F and AVX2 for the wide kernel.
-    unsafe {
-        if wide_available() {
-            entry_run_avx512(out, skin_joints, pose, transforms, stream)
-        } else {
-            entry_run_avx(out, skin_joints, pose, transforms, stream)
-        }
-    }
+    unsafe { entry_run_loop(wide_available(), out, skin_joints, pose, transforms, stream) }
 }
 
-/// [`entry_run_body`] with [`entry_kernel`] inlined.
-///
-/// # Safety
-///
-/// The CPU has AVX, F16C and FMA.
-#[target_feature(enable = "avx,f16c,fma")]
-unsafe fn entry_run_avx<'a>(
-    out: &mut [PaletteEntry],
-    skin_joints: usize,
-    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
-    transforms: &[glam::Affine3A],
-    stream: bool,
-) -> Vec4 {
-    // SAFETY: the CPU has what the AVX kernel needs (the caller's contract).
-    unsafe { entry_run_body::<false>(out, skin_joints, pose, transforms, stream) }
-}
+run_with_features!(entry_run_loop, PaletteEntry, entry_run_body);
 
-/// [`entry_run_body`] with [`entry_kernel_avx512`] inlined.
-///
-/// # Safety
-///
-/// The CPU has AVX-512F, AVX2, F16C and FMA.
-#[target_feature(enable = "avx512f,avx2,f16c,fma")]
-unsafe fn entry_run_avx512<'a>(
-    out: &mut [PaletteEntry],
-    skin_joints: usize,
-    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
-    transforms: &[glam::Affine3A],
-    stream: bool,
-) -> Vec4 {
-    // SAFETY: the CPU has what the AVX-512 kernel needs (the caller's contract).
-    unsafe { entry_run_body::<true>(out, skin_joints, pose, transforms, stream) }
-}
-
-/// The palette loop of [`entry_run`], with the AVX-512 kernel when `WIDE`; inlined into the two functions above.
+/// The palette loop of [`entry_run`], with the AVX-512 kernel when `WIDE`; inlined into `entry_run_loop`'s two
+/// loops (`run_with_features`).
 ///
 /// # Safety
 ///
