@@ -106,12 +106,25 @@ pub trait PaletteFormat: bytemuck::Pod + Send + Sync {
         transforms: &[Affine3A],
         stream: bool,
     ) -> Vec4 {
-        let mut acc = Vec4::ZERO;
-        for (i, palette) in out.chunks_exact_mut(skin_joints).enumerate() {
-            acc += Self::encode_cached(pose(i), transforms.get(i), palette, stream);
-        }
-        acc
+        encode_each_palette::<Self>(out, skin_joints, pose, transforms, stream)
     }
+}
+
+/// Encodes a run palette by palette through [`PaletteFormat::encode_cached`]: the default of
+/// [`PaletteFormat::encode_cached_run`], and the fallback of the formats that override it.
+#[inline(always)]
+pub(crate) fn encode_each_palette<'a, F: PaletteFormat>(
+    out: &mut [F],
+    skin_joints: usize,
+    pose: impl Fn(usize) -> CachedPose<'a>,
+    transforms: &[Affine3A],
+    stream: bool,
+) -> Vec4 {
+    let mut acc = Vec4::ZERO;
+    for (i, palette) in out.chunks_exact_mut(skin_joints).enumerate() {
+        acc += F::encode_cached(pose(i), transforms.get(i), palette, stream);
+    }
+    acc
 }
 
 /// One pose of a [`FlattenCache`], as [`PaletteFormat::encode_cached`] reads it.
@@ -192,11 +205,7 @@ impl PaletteFormat for PaletteEntry {
         if !transforms.is_empty() && crate::formats::fold_simd_available() {
             return crate::formats::fold_entry_run(out, skin_joints, pose, transforms, stream);
         }
-        let mut acc = Vec4::ZERO;
-        for (i, palette) in out.chunks_exact_mut(skin_joints).enumerate() {
-            acc += Self::encode_cached(pose(i), transforms.get(i), palette, stream);
-        }
-        acc
+        encode_each_palette::<Self>(out, skin_joints, pose, transforms, stream)
     }
 }
 

@@ -384,6 +384,18 @@ unsafe fn translation_lanes(t: &glam::Vec3A) -> __m512 {
     }
 }
 
+/// The four floats at `src` in each of the four 128-bit lanes, with one broadcast load.
+///
+/// # Safety
+///
+/// The CPU has AVX-512F; `src` points to 4 readable floats. (Not a `#[target_feature]` function, so that it inlines
+/// into the kernels.)
+#[inline(always)]
+unsafe fn broadcast_row(src: *const f32) -> __m512 {
+    // SAFETY: as the function's contract states.
+    unsafe { _mm512_broadcast_f32x4(_mm_loadu_ps(src)) }
+}
+
 /// One joint's three folded rows, `e[r][0]·S₀ + (e[r][1]·S₁ + (e[r][2]·S₂ + add_r))` in lanes `4r..4r + 4` (the
 /// twin's order and roundings; lanes 12 to 15 are `add`'s), from its rows `S` at `src`, broadcast from memory.
 ///
@@ -395,12 +407,8 @@ unsafe fn translation_lanes(t: &glam::Vec3A) -> __m512 {
 unsafe fn fold_joint(c: &[__m512; 3], add: __m512, src: *const f32) -> __m512 {
     // SAFETY: as the function's contract states.
     unsafe {
-        let s = |r: usize| _mm512_broadcast_f32x4(_mm_loadu_ps(src.add(4 * r)));
-        _mm512_fmadd_ps(
-            c[0],
-            s(0),
-            _mm512_fmadd_ps(c[1], s(1), _mm512_fmadd_ps(c[2], s(2), add)),
-        )
+        let (s0, s1, s2) = (broadcast_row(src), broadcast_row(src.add(4)), broadcast_row(src.add(8)));
+        _mm512_fmadd_ps(c[0], s0, _mm512_fmadd_ps(c[1], s1, _mm512_fmadd_ps(c[2], s2, add)))
     }
 }
 
@@ -417,15 +425,8 @@ unsafe fn mat3x4_joint<const FOLD: bool>(c: &[__m512; 3], src: *const f32) -> __
     unsafe {
         let v = if FOLD {
             // e₀·S₀ + (e₁·S₁ + e₂·S₂): the innermost product alone, as the twin's `e₂ · S₂`.
-            _mm512_fmadd_ps(
-                c[0],
-                _mm512_broadcast_f32x4(_mm_loadu_ps(src)),
-                _mm512_fmadd_ps(
-                    c[1],
-                    _mm512_broadcast_f32x4(_mm_loadu_ps(src.add(4))),
-                    _mm512_mul_ps(c[2], _mm512_broadcast_f32x4(_mm_loadu_ps(src.add(8)))),
-                ),
-            )
+            let (s0, s1, s2) = (broadcast_row(src), broadcast_row(src.add(4)), broadcast_row(src.add(8)));
+            _mm512_fmadd_ps(c[0], s0, _mm512_fmadd_ps(c[1], s1, _mm512_mul_ps(c[2], s2)))
         } else {
             _mm512_maskz_loadu_ps(0x0fff, src)
         };
@@ -840,33 +841,22 @@ unsafe fn skin_rows_kernel(
     ibms: &[[Vec4; 3]],
     rows: &mut [[Vec4; 3]],
 ) -> (Vec4, f32) {
-    // Lane `4r + c` takes element `r` of a column: the three rows' lanes from one register.
-    let spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-    let column = |v: &glam::Vec3A| {
-        // SAFETY: a `Vec3A` is 16 bytes (its fourth lane padding, read but unused: only lanes 0 to 2 reach a row).
-        _mm512_permutexvar_ps(
-            spread,
-            _mm512_castps128_ps512(unsafe { _mm_loadu_ps(std::ptr::from_ref(v).cast()) }),
-        )
-    };
     for ((row, &joint), ibm) in rows.iter_mut().zip(joints).zip(ibms) {
         let m = &pose[usize::from(joint)];
-        // SAFETY: each inverse bind row is a `Vec4`, 16 readable bytes.
-        let b = |i: usize| _mm512_broadcast_f32x4(unsafe { _mm_loadu_ps(std::ptr::from_ref(&ibm[i]).cast()) });
-        let t = {
-            // SAFETY: as in `column`.
-            let t = unsafe { _mm_loadu_ps(std::ptr::from_ref(&m.translation).cast()) };
-            // Lanes 3, 7 and 11 take t_0, t_1 and t_2; the others zero.
-            _mm512_maskz_permutexvar_ps(0x0888, spread, _mm512_castps128_ps512(t))
+        // SAFETY: the CPU has AVX-512F (the caller's contract); each inverse bind row is a `Vec4`, 16 readable
+        // bytes.
+        let (c, t, b) = unsafe {
+            let ibm = ibm.as_ptr().cast::<f32>();
+            (
+                columns_by_row(&m.matrix3),
+                translation_lanes(&m.translation),
+                [broadcast_row(ibm), broadcast_row(ibm.add(4)), broadcast_row(ibm.add(8))],
+            )
         };
-        let (c0, c1, c2) = (
-            column(&m.matrix3.x_axis),
-            column(&m.matrix3.y_axis),
-            column(&m.matrix3.z_axis),
-        );
+        // `(m[r][0]·I₀ + m[r][1]·I₁) + (m[r][2]·I₂ + (0, 0, 0, t_r))`, as `skin_matrix_rows`.
         let v = _mm512_add_ps(
-            _mm512_add_ps(_mm512_mul_ps(c0, b(0)), _mm512_mul_ps(c1, b(1))),
-            _mm512_add_ps(_mm512_mul_ps(c2, b(2)), t),
+            _mm512_add_ps(_mm512_mul_ps(c[0], b[0]), _mm512_mul_ps(c[1], b[1])),
+            _mm512_add_ps(_mm512_mul_ps(c[2], b[2]), t),
         );
         // SAFETY: a row triple is 12 writable floats; the mask stores lanes 0 to 11 only.
         unsafe { _mm512_mask_storeu_ps(std::ptr::from_mut(row).cast(), 0x0fff, v) };

@@ -103,11 +103,8 @@ impl PaletteFormat for Mat3x4F16 {
         if super::fold_simd::available() {
             return super::fold_simd::mat3x4_run(out, skin_joints, pose, transforms, stream);
         }
-        let mut acc = Vec4::ZERO;
-        for (i, palette) in out.chunks_exact_mut(skin_joints).enumerate() {
-            acc += encode_cached_portable(pose(i), transforms.get(i), palette, stream);
-        }
-        acc
+        // Without the kernel, `encode_cached` is the portable path.
+        crate::flatten::encode_each_palette::<Self>(out, skin_joints, pose, transforms, stream)
     }
 }
 
