@@ -207,14 +207,32 @@ impl QtFolds {
         norm: [0.0; 16],
     };
 
+    /// `q_T` of transform `i` of the last [`qt_folds`] call.
+    #[inline(always)]
+    pub fn q(&self, i: usize) -> [f32; 4] {
+        [self.q[0][i], self.q[1][i], self.q[2][i], self.q[3][i]]
+    }
+
+    /// `s_T` of transform `i` of the last [`qt_folds`] call.
+    #[inline(always)]
+    pub fn s(&self, i: usize) -> f32 {
+        self.s[i]
+    }
+
+    /// The row-sum norm of transform `i` of the last [`qt_folds`] call (NaN when it has a NaN).
+    #[inline(always)]
+    pub fn norm(&self, i: usize) -> f32 {
+        self.norm[i]
+    }
+
     /// The fold of transform `i` of the last [`qt_folds`] call, which was `t`: [`QtFold::new`]`(t)`'s bits.
     #[inline(always)]
     pub fn get(&self, i: usize, t: &Affine3A) -> QtFold {
         QtFold {
-            q: [self.q[0][i], self.q[1][i], self.q[2][i], self.q[3][i]],
+            q: self.q(i),
             l: super::linear_rows(&t.matrix3),
-            s: self.s[i],
-            norm: self.norm[i],
+            s: self.s(i),
+            norm: self.norm(i),
         }
     }
 }
