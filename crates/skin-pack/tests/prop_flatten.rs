@@ -6,13 +6,15 @@
 //! - Through the f16 formats, the decoded output equals the reference within the formats' own bounds, with the
 //!   translation origin at the instance position.
 //! - Every validity rule has a row in a table test, and a non-finite input is reported with its pose and joint.
+//! - The order in which the job encodes a window of palettes (`group_by_pose`, a counting sort) equals its plain
+//!   twin, a stable sort by pose bucket.
 
 use anim_pose::{NO_PARENT, Skeleton, Transform};
 use glam::{Affine3A, Mat4, Quat, Vec3, Vec3A};
 use proptest::prelude::*;
 use skin_pack::{
-    Error, F16Format, FLATTEN_CHUNK, FlattenCache, FlattenJob, Mat3x4F16, PaletteBinding, PaletteEntry, PaletteFormat,
-    QtF16, palette_from_model,
+    Error, F16Format, FLATTEN_CHUNK, FLATTEN_WINDOW, FlattenCache, FlattenJob, Mat3x4F16, POSE_BUCKETS, PaletteBinding,
+    PaletteEntry, PaletteFormat, QtF16, group_by_pose, palette_from_model,
 };
 
 fn affine(scale: Vec3, axis: Vec3, angle: f32, t: Vec3) -> Affine3A {
@@ -185,6 +187,30 @@ proptest! {
                 let d = (got.transform_point3a(Vec3A::X) - want.transform_point3a(Vec3A::X)).length();
                 prop_assert!(d <= bound + slack, "QtF16 palette {i} joint {k}: {d} > {bound}");
             }
+        }
+    }
+}
+
+proptest! {
+    /// `group_by_pose` lists every palette of the window once, by pose bucket, each bucket in index order: the
+    /// order of a stable sort by `pose mod POSE_BUCKETS`, for few poses (each pose's palettes then adjacent) and
+    /// for more poses than buckets.
+    #[test]
+    fn grouping_equals_a_stable_sort_by_bucket(
+        pose_of in (1u32..2000).prop_flat_map(|poses| prop::collection::vec(0..poses, 0..=FLATTEN_WINDOW)),
+    ) {
+        let mut order = [0u16; FLATTEN_WINDOW];
+        let fast = group_by_pose(&pose_of, &mut order);
+        let mut plain: Vec<u16> = (0..pose_of.len()).map(|i| u16::try_from(i).expect("one window")).collect();
+        plain.sort_by_key(|&i| pose_of[usize::from(i)] as usize % POSE_BUCKETS);
+        prop_assert_eq!(fast, &plain[..]);
+        if pose_of.iter().all(|&p| (p as usize) < POSE_BUCKETS) {
+            // Each pose's palettes form one run.
+            let runs = fast.windows(2).filter(|w| pose_of[usize::from(w[0])] != pose_of[usize::from(w[1])]).count();
+            let mut poses = pose_of.clone();
+            poses.sort_unstable();
+            poses.dedup();
+            prop_assert_eq!(runs + 1, poses.len().max(1));
         }
     }
 }

@@ -101,7 +101,7 @@ fn wide_available() -> bool {
     available() && std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("avx512f")
 }
 
-/// Defines `$name(wide, out, skin_joints, pose, transforms, stream)`, which runs the palette loop `$body` (an
+/// Defines `$name(wide, out, skin_joints, order, pose, transforms, stream)`, which runs the palette loop `$body` (an
 /// `#[inline(always)]` function generic over `WIDE`) inside a `#[target_feature]` function: with AVX-512F, AVX2,
 /// F16C and FMA when `wide`, with AVX, F16C and FMA otherwise, so that the loop and its kernel are compiled, and
 /// inlined, with those features.
@@ -114,6 +114,7 @@ macro_rules! run_with_features {
             wide: bool,
             out: &mut [$entry],
             skin_joints: usize,
+            order: &[u16],
             pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
             transforms: &[glam::Affine3A],
             stream: bool,
@@ -122,30 +123,32 @@ macro_rules! run_with_features {
             unsafe fn wide_loop<'a>(
                 out: &mut [$entry],
                 skin_joints: usize,
+                order: &[u16],
                 pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
                 transforms: &[glam::Affine3A],
                 stream: bool,
             ) -> Vec4 {
                 // SAFETY: the CPU has the features this function enables (the caller's contract).
-                unsafe { $body::<true>(out, skin_joints, pose, transforms, stream) }
+                unsafe { $body::<true>(out, skin_joints, order, pose, transforms, stream) }
             }
             #[target_feature(enable = "avx,f16c,fma")]
             unsafe fn narrow_loop<'a>(
                 out: &mut [$entry],
                 skin_joints: usize,
+                order: &[u16],
                 pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
                 transforms: &[glam::Affine3A],
                 stream: bool,
             ) -> Vec4 {
                 // SAFETY: the CPU has the features this function enables (the caller's contract).
-                unsafe { $body::<false>(out, skin_joints, pose, transforms, stream) }
+                unsafe { $body::<false>(out, skin_joints, order, pose, transforms, stream) }
             }
             // SAFETY: the CPU has what each loop enables (the caller's contract).
             unsafe {
                 if wide {
-                    wide_loop(out, skin_joints, pose, transforms, stream)
+                    wide_loop(out, skin_joints, order, pose, transforms, stream)
                 } else {
-                    narrow_loop(out, skin_joints, pose, transforms, stream)
+                    narrow_loop(out, skin_joints, order, pose, transforms, stream)
                 }
             }
         }
@@ -187,13 +190,14 @@ pub fn mat3x4(wide: bool, e: Option<&glam::Mat3A>, rows: &[[Vec4; 3]], out: &mut
 pub fn mat3x4_run<'a>(
     out: &mut [Mat3x4F16],
     skin_joints: usize,
+    order: &[u16],
     pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
     transforms: &[glam::Affine3A],
     stream: bool,
 ) -> Vec4 {
     assert!(available(), "checked by the caller");
     // SAFETY: the CPU has AVX, F16C and FMA (asserted), and AVX-512F and AVX2 for the wide kernel.
-    unsafe { mat3x4_run_loop(wide_available(), out, skin_joints, pose, transforms, stream) }
+    unsafe { mat3x4_run_loop(wide_available(), out, skin_joints, order, pose, transforms, stream) }
 }
 
 run_with_features!(mat3x4_run_loop, Mat3x4F16, mat3x4_run_body);
@@ -208,6 +212,7 @@ run_with_features!(mat3x4_run_loop, Mat3x4F16, mat3x4_run_body);
 unsafe fn mat3x4_run_body<'a, const WIDE: bool>(
     out: &mut [Mat3x4F16],
     skin_joints: usize,
+    order: &[u16],
     pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
     transforms: &[glam::Affine3A],
     stream: bool,
@@ -216,7 +221,9 @@ unsafe fn mat3x4_run_body<'a, const WIDE: bool>(
     if skin_joints == 0 {
         return acc;
     }
-    for (i, palette) in out.chunks_exact_mut(skin_joints).enumerate() {
+    for &i in order {
+        let i = usize::from(i);
+        let palette = crate::flatten::palette_mut(out, skin_joints, i);
         let pose = pose(i);
         let t = transforms.get(i);
         let rows = &pose.rows[..palette.len()];
@@ -576,6 +583,7 @@ pub fn entry_in_range(t: &glam::Affine3A, max_abs: f32) -> bool {
 pub fn entry_run<'a>(
     out: &mut [PaletteEntry],
     skin_joints: usize,
+    order: &[u16],
     pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
     transforms: &[glam::Affine3A],
     stream: bool,
@@ -586,7 +594,7 @@ pub fn entry_run<'a>(
         "one transform per palette"
     );
     // SAFETY: the CPU has AVX, F16C and FMA (asserted), and AVX-512F and AVX2 for the wide kernel.
-    unsafe { entry_run_loop(wide_available(), out, skin_joints, pose, transforms, stream) }
+    unsafe { entry_run_loop(wide_available(), out, skin_joints, order, pose, transforms, stream) }
 }
 
 run_with_features!(entry_run_loop, PaletteEntry, entry_run_body);
@@ -601,6 +609,7 @@ run_with_features!(entry_run_loop, PaletteEntry, entry_run_body);
 unsafe fn entry_run_body<'a, const WIDE: bool>(
     out: &mut [PaletteEntry],
     skin_joints: usize,
+    order: &[u16],
     pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
     transforms: &[glam::Affine3A],
     stream: bool,
@@ -609,7 +618,9 @@ unsafe fn entry_run_body<'a, const WIDE: bool>(
     if skin_joints == 0 {
         return acc;
     }
-    for ((i, palette), t) in out.chunks_exact_mut(skin_joints).enumerate().zip(transforms) {
+    for &i in order {
+        let i = usize::from(i);
+        let (palette, t) = (crate::flatten::palette_mut(out, skin_joints, i), &transforms[i]);
         let pose = pose(i);
         let rows = &pose.rows[..palette.len()];
         if !entry_in_range(t, pose.max_abs) {
@@ -1147,6 +1158,7 @@ pub fn qt_run_avx512<'a>(
     kernel: QtKernel,
     out: &mut [QtF16],
     skin_joints: usize,
+    order: &[u16],
     pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
     transforms: &[glam::Affine3A],
     stream: bool,
@@ -1157,7 +1169,7 @@ pub fn qt_run_avx512<'a>(
         "one transform per palette"
     );
     // SAFETY: the CPU has AVX-512F, AVX2, F16C and FMA (the `QtKernel` proves it).
-    unsafe { qt_run_avx512_kernel(out, skin_joints, pose, transforms, stream) }
+    unsafe { qt_run_avx512_kernel(out, skin_joints, order, pose, transforms, stream) }
 }
 
 /// The loop of [`qt_run_avx512`].
@@ -1169,6 +1181,7 @@ pub fn qt_run_avx512<'a>(
 unsafe fn qt_run_avx512_kernel<'a>(
     out: &mut [QtF16],
     skin_joints: usize,
+    order: &[u16],
     pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
     transforms: &[glam::Affine3A],
     stream: bool,
@@ -1179,10 +1192,18 @@ unsafe fn qt_run_avx512_kernel<'a>(
         return acc;
     }
     let mut folds = super::decompose_simd::QtFolds::EMPTY;
-    for (g, (palettes, ts)) in out.chunks_mut(16 * skin_joints).zip(transforms.chunks(16)).enumerate() {
+    // The transforms of the next sixteen palettes in `order`, side by side for `qt_folds`.
+    let mut group = [glam::Affine3A::IDENTITY; 16];
+    for ids in order.chunks(16) {
+        for (slot, &id) in group.iter_mut().zip(ids) {
+            *slot = transforms[usize::from(id)];
+        }
+        let ts = &group[..ids.len()];
         super::decompose_simd::qt_folds(ts, &mut folds);
-        for (i, (palette, t)) in palettes.chunks_exact_mut(skin_joints).zip(ts).enumerate() {
-            let pose = pose(16 * g + i);
+        for (i, (&id, t)) in ids.iter().zip(ts).enumerate() {
+            let id = usize::from(id);
+            let palette = crate::flatten::palette_mut(out, skin_joints, id);
+            let pose = pose(id);
             let (header, blocks) = pose.aux.split_at(QT_HEADER);
             assert!(
                 blocks.len() >= palette.len().div_ceil(QT_BLOCK) * QT_BLOCK_FLOATS,
@@ -1441,6 +1462,19 @@ mod tests {
             })
     }
 
+    /// `0..n` in an order drawn from `seed`: a Fisher–Yates shuffle driven by a linear congruential generator.
+    fn shuffled(n: usize, seed: u64) -> Vec<u16> {
+        let mut order: Vec<u16> = (0..n).map(|i| u16::try_from(i).expect("a short run")).collect();
+        let mut x = seed;
+        for i in (1..n).rev() {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            order.swap(i, (x >> 33) as usize % (i + 1));
+        }
+        order
+    }
+
     /// The first index of `words` on a 64-byte boundary (`words` holds at least 16).
     fn line_start(words: &[u32]) -> usize {
         let start = words.as_ptr().align_offset(64);
@@ -1513,6 +1547,7 @@ mod tests {
             with_transforms in any::<bool>(),
             offset in 0usize..4,
             stream in any::<bool>(),
+            seed in any::<u64>(),
         ) {
             prop_assume!(available());
             let rows: Vec<Vec<[Vec4; 3]>> = poses.iter().map(|p| p.iter().map(rows_of).collect()).collect();
@@ -1532,7 +1567,8 @@ mod tests {
             let joints = 5;
             let pose = |i: usize| crate::flatten::CachedPose { rows: &rows[pose_of[i]], aux: &[], max_abs: max_abs[pose_of[i]] };
             let mut fast = vec![Mat3x4F16::default(); palettes.len() * joints + offset];
-            let acc = mat3x4_run(&mut fast[offset..], joints, pose, transforms, stream);
+            let order = shuffled(palettes.len(), seed);
+            let acc = mat3x4_run(&mut fast[offset..], joints, &order, pose, transforms, stream);
             let mut plain = vec![Mat3x4F16::default(); palettes.len() * joints];
             let mut want = Vec4::ZERO;
             for (i, palette) in plain.chunks_exact_mut(joints).enumerate() {
@@ -1551,6 +1587,7 @@ mod tests {
             palettes in prop::collection::vec((0usize..3, similarity(10.0, true), 0u8..8), 0..12),
             offset in 0usize..4,
             stream in any::<bool>(),
+            seed in any::<u64>(),
         ) {
             prop_assume!(available());
             let rows: Vec<Vec<[Vec4; 3]>> = poses.iter().map(|p| p.iter().map(rows_of).collect()).collect();
@@ -1569,7 +1606,8 @@ mod tests {
             let joints = 5;
             let pose = |i: usize| crate::flatten::CachedPose { rows: &rows[pose_of[i]], aux: &[], max_abs: max_abs[pose_of[i]] };
             let mut fast = vec![PaletteEntry::zeroed(); palettes.len() * joints + offset];
-            let acc = entry_run(&mut fast[offset..], joints, pose, &transforms, stream);
+            let order = shuffled(palettes.len(), seed);
+            let acc = entry_run(&mut fast[offset..], joints, &order, pose, &transforms, stream);
             let mut plain = vec![PaletteEntry::zeroed(); palettes.len() * joints];
             let mut want = Vec4::ZERO;
             for (i, palette) in plain.chunks_exact_mut(joints).enumerate() {
@@ -1653,6 +1691,7 @@ mod tests {
             palettes in prop::collection::vec((0usize..3, similarity(10.0, true), 0u8..8), 0..40),
             stream in any::<bool>(),
             offset in 0usize..16,
+            seed in any::<u64>(),
         ) {
             let Some(kernel) = QtKernel::detect().filter(|k| k.avx512()) else {
                 return Err(TestCaseError::reject("no AVX-512F"));
@@ -1682,7 +1721,8 @@ mod tests {
             let start = line_start(&words) + offset;
             let end = start + 4 * palettes.len() * joints;
             let fast: &mut [QtF16] = bytemuck::cast_slice_mut(&mut words[start..end]);
-            let acc = qt_run_avx512(kernel, fast, joints, pose, &transforms, stream);
+            let order = shuffled(palettes.len(), seed);
+            let acc = qt_run_avx512(kernel, fast, joints, &order, pose, &transforms, stream);
             let mut want = Vec4::ZERO;
             for (i, (t, fast)) in transforms.iter().zip(fast.chunks_exact(joints)).enumerate() {
                 let mut plain = vec![QtF16::default(); joints];

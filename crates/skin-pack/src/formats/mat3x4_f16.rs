@@ -85,7 +85,8 @@ impl PaletteFormat for Mat3x4F16 {
         #[cfg(target_arch = "x86_64")]
         if super::fold_simd::available() {
             let n = out.len();
-            return super::fold_simd::mat3x4_run(out, n, |_| pose, t.map(std::slice::from_ref).unwrap_or(&[]), stream);
+            let transforms = t.map(std::slice::from_ref).unwrap_or(&[]);
+            return super::fold_simd::mat3x4_run(out, n, &[0], |_| pose, transforms, stream);
         }
         encode_cached_portable(pose, t, out, stream)
     }
@@ -95,16 +96,17 @@ impl PaletteFormat for Mat3x4F16 {
     fn encode_cached_run<'a>(
         out: &mut [Self],
         skin_joints: usize,
+        order: &[u16],
         pose: impl Fn(usize) -> CachedPose<'a>,
         transforms: &[Affine3A],
         stream: bool,
     ) -> Vec4 {
         #[cfg(target_arch = "x86_64")]
         if super::fold_simd::available() {
-            return super::fold_simd::mat3x4_run(out, skin_joints, pose, transforms, stream);
+            return super::fold_simd::mat3x4_run(out, skin_joints, order, pose, transforms, stream);
         }
         // Without the kernel, `encode_cached` is the portable path.
-        crate::flatten::encode_each_palette::<Self>(out, skin_joints, pose, transforms, stream)
+        crate::flatten::encode_each_palette::<Self>(out, skin_joints, order, pose, transforms, stream)
     }
 }
 

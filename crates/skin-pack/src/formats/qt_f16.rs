@@ -514,6 +514,7 @@ impl PaletteFormat for QtF16 {
     fn encode_cached_run<'a>(
         out: &mut [Self],
         skin_joints: usize,
+        order: &[u16],
         pose: impl Fn(usize) -> CachedPose<'a>,
         transforms: &[Affine3A],
         stream: bool,
@@ -521,7 +522,9 @@ impl PaletteFormat for QtF16 {
         let mut acc = Vec4::ZERO;
         let kernel = detect_kernel();
         if transforms.is_empty() {
-            for (i, palette) in out.chunks_exact_mut(skin_joints).enumerate() {
+            for &i in order {
+                let i = usize::from(i);
+                let palette = crate::flatten::palette_mut(out, skin_joints, i);
                 acc += encode_folded(kernel, pose(i), None, palette, stream);
             }
             return acc;
@@ -529,13 +532,15 @@ impl PaletteFormat for QtF16 {
         // The kernel's own detection: one check per run for both the folds and the kernel.
         #[cfg(target_arch = "x86_64")]
         if let Some(kernel) = kernel.filter(|k| k.avx512()) {
-            return super::fold_simd::qt_run_avx512(kernel, out, skin_joints, pose, transforms, stream);
+            return super::fold_simd::qt_run_avx512(kernel, out, skin_joints, order, pose, transforms, stream);
         }
-        for (g, (palettes, ts)) in out.chunks_mut(4 * skin_joints).zip(transforms.chunks(4)).enumerate() {
-            let at = |i: usize| ts.get(i).unwrap_or(&Affine3A::IDENTITY);
+        for ids in order.chunks(4) {
+            let at = |k: usize| ids.get(k).map_or(&Affine3A::IDENTITY, |&i| &transforms[usize::from(i)]);
             let folds = QtFold::new4([at(0), at(1), at(2), at(3)]);
-            for (i, (palette, fold)) in palettes.chunks_exact_mut(skin_joints).zip(&folds).enumerate() {
-                acc += encode_folded(kernel, pose(4 * g + i), Some(fold), palette, stream);
+            for (&i, fold) in ids.iter().zip(&folds) {
+                let i = usize::from(i);
+                let palette = crate::flatten::palette_mut(out, skin_joints, i);
+                acc += encode_folded(kernel, pose(i), Some(fold), palette, stream);
             }
         }
         acc
