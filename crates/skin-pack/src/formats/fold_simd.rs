@@ -39,10 +39,11 @@
 //! of the same 30.7 MB with no arithmetic, and 1.05–1.23 ms for both: the f32 job is bound by its stores.)
 //!
 //! `mat3x4_run` and `entry` need AVX, F16C and FMA (and AVX-512F and AVX2 for their wide kernels), and `qt` AVX2,
-//! F16C and FMA. All write with non-temporal stores when asked and the destination is aligned:
+//! F16C and FMA (and AVX-512F and AVX-512BW for its wide kernel). All write with non-temporal stores when asked and
+//! the destination is aligned:
 //! - the AVX-512 kernels from the first cache line boundary, reached by storing up to seven (Mat3x4F16) or three
 //!   (f32) single joints with masked stores first;
-//! - `mat3x4_kernel` from a 16-byte boundary, `qt` from a cache line;
+//! - `mat3x4_kernel` from a 16-byte boundary, `qt` from a cache line (its AVX-512 kernel one whole line per store);
 //! - `entry_kernel` streams its pairs from a 32-byte boundary and a leading or trailing single joint from a
 //!   16-byte one.
 //!
@@ -58,21 +59,23 @@
 )]
 
 use std::arch::x86_64::{
-    __m128, __m128i, __m256, __m256i, __m512, __m512i, _MM_FROUND_TO_NEAREST_INT, _mm_castpd_si128, _mm_castsi128_pd,
-    _mm_cvtps_ph, _mm_fmadd_ps, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps, _mm_setr_ps, _mm_shuffle_pd, _mm_store_si128,
-    _mm_storel_epi64, _mm_storeu_ps, _mm_storeu_si128, _mm_stream_ps, _mm_stream_si128, _mm_unpackhi_epi64,
-    _mm_unpacklo_epi64, _mm256_and_ps, _mm256_broadcast_ps, _mm256_castsi256_si128, _mm256_cmpgt_epi32,
-    _mm256_cvtps_ph, _mm256_extracti128_si256, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_loadu2_m128,
-    _mm256_maskstore_epi32, _mm256_mul_ps, _mm256_set_m128i, _mm256_set1_epi32, _mm256_set1_ps, _mm256_setr_epi32,
-    _mm256_setr_ps, _mm256_storeu_ps, _mm256_storeu_si256, _mm256_stream_ps, _mm256_stream_si256,
+    __m128, __m128i, __m256, __m256i, __m512, __m512i, __mmask16, _MM_FROUND_TO_NEAREST_INT, _mm_castpd_si128,
+    _mm_castsi128_pd, _mm_cvtps_ph, _mm_fmadd_ps, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps, _mm_setr_ps, _mm_shuffle_pd,
+    _mm_store_si128, _mm_storel_epi64, _mm_storeu_ps, _mm_storeu_si128, _mm_stream_ps, _mm_stream_si128,
+    _mm_unpackhi_epi64, _mm_unpacklo_epi64, _mm256_and_ps, _mm256_broadcast_ps, _mm256_castsi256_si128,
+    _mm256_cmpgt_epi32, _mm256_cvtps_ph, _mm256_extracti128_si256, _mm256_fmadd_ps, _mm256_loadu_ps,
+    _mm256_loadu2_m128, _mm256_maskstore_epi32, _mm256_mul_ps, _mm256_set_m128i, _mm256_set1_epi32, _mm256_set1_ps,
+    _mm256_setr_epi32, _mm256_setr_ps, _mm256_storeu_ps, _mm256_storeu_si256, _mm256_stream_ps, _mm256_stream_si256,
     _mm256_unpackhi_epi16, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi16, _mm256_unpacklo_epi32,
     _mm256_unpacklo_epi64, _mm256_xor_ps, _mm512_add_ps, _mm512_and_si512, _mm512_broadcast_f32x4, _mm512_castps_si512,
     _mm512_castps128_ps512, _mm512_castsi256_si512, _mm512_castsi512_ps, _mm512_cvtps_ph, _mm512_fmadd_ps,
-    _mm512_fnmadd_ps, _mm512_inserti64x4, _mm512_loadu_ps, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps,
-    _mm512_maskz_permutexvar_ps, _mm512_max_ps, _mm512_mul_ps, _mm512_permutex2var_epi32, _mm512_permutex2var_ps,
-    _mm512_permutexvar_ps, _mm512_reduce_add_ps, _mm512_reduce_max_ps, _mm512_set1_epi32, _mm512_set1_ps,
-    _mm512_setr_epi32, _mm512_setzero_ps, _mm512_store_ps, _mm512_store_si512, _mm512_storeu_ps, _mm512_storeu_si512,
-    _mm512_stream_ps, _mm512_stream_si512, _mm512_ternarylogic_epi32,
+    _mm512_fnmadd_ps, _mm512_inserti64x4, _mm512_loadu_ps, _mm512_mask_storeu_epi32, _mm512_mask_storeu_ps,
+    _mm512_maskz_loadu_ps, _mm512_maskz_permutexvar_ps, _mm512_max_ps, _mm512_mul_ps, _mm512_permutex2var_epi32,
+    _mm512_permutex2var_ps, _mm512_permutexvar_epi64, _mm512_permutexvar_ps, _mm512_reduce_add_ps,
+    _mm512_reduce_max_ps, _mm512_set1_epi32, _mm512_set1_ps, _mm512_setr_epi32, _mm512_setr_epi64, _mm512_setzero_ps,
+    _mm512_store_ps, _mm512_store_si512, _mm512_storeu_ps, _mm512_storeu_si512, _mm512_stream_ps, _mm512_stream_si512,
+    _mm512_ternarylogic_epi32, _mm512_unpackhi_epi16, _mm512_unpackhi_epi32, _mm512_unpacklo_epi16,
+    _mm512_unpacklo_epi32,
 };
 
 use glam::Vec4;
@@ -901,11 +904,11 @@ unsafe fn skin_rows_kernel(
     (Vec4::splat(_mm512_reduce_add_ps(poison)), _mm512_reduce_max_ps(max))
 }
 
-/// Proof that the CPU has what [`qt`] uses (AVX2, F16C and FMA), and whether it also has AVX-512F: only
+/// Proof that the CPU has what [`qt`] uses (AVX2, F16C and FMA), and whether it also has AVX-512F and AVX-512BW: only
 /// [`QtKernel::detect`] makes one, so a palette loop detects once.
 #[derive(Clone, Copy, Debug)]
 pub struct QtKernel {
-    /// The CPU has AVX-512F: [`qt`] folds a whole block per instruction.
+    /// The CPU has AVX-512F and AVX-512BW: [`qt`] folds a whole block per instruction.
     avx512: bool,
 }
 
@@ -914,11 +917,11 @@ impl QtKernel {
     #[inline]
     pub fn detect() -> Option<Self> {
         qt_available().then(|| Self {
-            avx512: std::arch::is_x86_feature_detected!("avx512f"),
+            avx512: std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512bw"),
         })
     }
 
-    /// Whether the CPU has AVX-512F (so the sixteen-lane decompositions of `decompose_simd` run too).
+    /// Whether the CPU has AVX-512F and AVX-512BW (so the sixteen-lane decompositions of `decompose_simd` run too).
     #[inline]
     pub fn avx512(self) -> bool {
         self.avx512
@@ -944,7 +947,7 @@ pub fn qt(kernel: QtKernel, fold: Option<&QtFold>, blocks: &[f32], out: &mut [Qt
         "checked by the caller"
     );
     let f = fold.unwrap_or(&QtFold::IDENTITY);
-    // SAFETY: the CPU has AVX2, F16C and FMA (the `QtKernel` proves it), and AVX-512F when `kernel.avx512` says
+    // SAFETY: the CPU has AVX2, F16C and FMA (the `QtKernel` proves it), and AVX-512F and BW when `kernel.avx512` says
     // so; `blocks` covers `out`.
     unsafe {
         match (kernel.avx512, fold.is_some()) {
@@ -1015,7 +1018,8 @@ impl QtWideFold {
 /// [`qt_kernel`] with AVX-512F: each component of a block's sixteen joints is one 512-bit register (even joints in
 /// the low half, odd ones in the high half, as the block stores them), so the fold runs once per block instead of
 /// once per half, and one `vcvtps2ph` gives the 256-bit register of halves that the AVX2 kernel assembles from two.
-/// The transpose and the stores are the AVX2 kernel's. The quaternion product uses the four components of `q_T`
+/// The transpose and the stores are the AVX2 kernel's, or a 512-bit transpose and one store per line when the
+/// output starts on a line (AVX-512BW too, which [`QtKernel::detect`] requires). The quaternion product uses the four components of `q_T`
 /// rather than the sixteen signed entries of [`QtFold::q_rows`] (so that the constants fit in registers): a product
 /// with a negated component is `vfnmadd` (`−(a·b) + c`, the single rounding of the twin's `(−a)·b + c`), and a
 /// leading negated product is the product with the negated component (`−x`, `−y` of [`QtWideFold`]), whose
@@ -1023,16 +1027,18 @@ impl QtWideFold {
 /// [`QtFold::apply`], as the AVX2 kernel does.
 ///
 /// Measured on the development VM with the two variants alternating run by run in one process (median of the
-/// run-by-run time ratios, 120 pairs per series): reading the fold's constants straight from memory (see
+/// run-by-run time ratios, 80 or 120 pairs per series): reading the fold's constants straight from memory (see
 /// [`QtWideFold`]) made the bench's QtF16 crowd (streaming, 2 threads) 1.0–4.8% faster in 5 of 5 series, and a
-/// 2,000-instance crowd (ordinary stores, 1 thread) 2.1–6.5% faster in 3 of 3. A 512-bit transpose (12 shuffles
-/// after LLVM's merging, against 24) with one 64-byte streaming store per line did not help: the 256-bit path
-/// was as fast or up to 4.8% faster in 7 of 9 series of the crowd, so it stays.
+/// 2,000-instance crowd (ordinary stores, 1 thread) 2.1–6.5% faster in 3 of 3. The 512-bit transpose with one
+/// store per line ([`store_block_avx512`], used when the palette starts on a line) did not help while each palette
+/// read its pose from L2 (the 256-bit path was as fast or up to 4.8% faster in 7 of 9 series); once the job
+/// grouped palettes by pose (`FLATTEN_WINDOW`), it took 0.87–0.97 of the 256-bit path's time in 9 of 9 series
+/// (streaming) and 0.96–1.00 in 3 (ordinary stores).
 ///
 /// # Safety
 ///
-/// The CPU has AVX-512F, AVX2, F16C and FMA, and `blocks` holds `out.len().div_ceil(16)` whole blocks.
-#[target_feature(enable = "avx512f,avx2,f16c,fma")]
+/// The CPU has AVX-512F, AVX-512BW, AVX2, F16C and FMA, and `blocks` holds `out.len().div_ceil(16)` whole blocks.
+#[target_feature(enable = "avx512f,avx512bw,avx2,f16c,fma")]
 unsafe fn qt_kernel_avx512<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &mut [QtF16], stream: bool) {
     // SAFETY: as this function's contract.
     unsafe { qt_blocks_avx512::<FOLD>(QtWideFold::new(f.q, f.l, f.s), blocks, out, stream) }
@@ -1077,6 +1083,8 @@ unsafe fn qt_blocks_avx512<const FOLD: bool>(f: QtWideFold, blocks: &[f32], out:
             s: scale,
         } = f;
         let sign = _mm512_set1_epi32(i32::MIN);
+        let wide = dst.cast::<__m512i>();
+        let aligned = (wide as usize).is_multiple_of(64);
         for b in 0..n.div_ceil(QT_BLOCK) {
             let p = blocks.as_ptr().add(b * QT_BLOCK_FLOATS);
             let v = [
@@ -1137,14 +1145,20 @@ unsafe fn qt_blocks_avx512<const FOLD: bool>(f: QtWideFold, blocks: &[f32], out:
                 _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[6]),
                 _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[7]),
             ];
-            // As in `qt_kernel`: entries `first..first + 16` are inside `out` when the block is whole, the last
-            // block stores only its own entries; `stores` was chosen for `dst`.
-            store_block(h, dst, b * QT_BLOCK, n, stores);
+            if aligned {
+                // Entries `first..first + 16` are four whole lines inside `out` when the block is whole; the last
+                // block stores only its own entries.
+                store_block_avx512(h, wide, b * QT_BLOCK, n, stream);
+            } else {
+                // As in `qt_kernel`: entries `first..first + 16` are inside `out` when the block is whole, the last
+                // block stores only its own entries; `stores` was chosen for `dst`.
+                store_block(h, dst, b * QT_BLOCK, n, stores);
+            }
         }
     }
 }
 
-/// `QtF16::encode_cached_run` where the CPU has AVX-512F (which `kernel` proves): the run's instance transforms
+/// `QtF16::encode_cached_run` where the CPU has AVX-512F and AVX-512BW (which `kernel` proves): the run's instance transforms
 /// decomposed sixteen at a time (`decompose_simd::qt_folds`), then each palette of `skin_joints` entries from
 /// `pose(i)`, folded by `transforms[i]`, through the AVX-512 kernel inlined into this loop (its constants set up
 /// once per run, no call per palette) when its values stay in range, through the scalar twin (which clamps and
@@ -1168,7 +1182,7 @@ pub fn qt_run_avx512<'a>(
         transforms.len() >= out.len().checked_div(skin_joints).unwrap_or(0),
         "one transform per palette"
     );
-    // SAFETY: the CPU has AVX-512F, AVX2, F16C and FMA (the `QtKernel` proves it).
+    // SAFETY: the CPU has AVX-512F, AVX-512BW, AVX2, F16C and FMA (the `QtKernel` proves it).
     unsafe { qt_run_avx512_kernel(out, skin_joints, order, pose, transforms, stream) }
 }
 
@@ -1176,8 +1190,8 @@ pub fn qt_run_avx512<'a>(
 ///
 /// # Safety
 ///
-/// The CPU has AVX-512F, AVX2, F16C and FMA; `transforms` has one transform per palette.
-#[target_feature(enable = "avx512f,avx2,f16c,fma")]
+/// The CPU has AVX-512F, AVX-512BW, AVX2, F16C and FMA; `transforms` has one transform per palette.
+#[target_feature(enable = "avx512f,avx512bw,avx2,f16c,fma")]
 unsafe fn qt_run_avx512_kernel<'a>(
     out: &mut [QtF16],
     skin_joints: usize,
@@ -1330,6 +1344,76 @@ impl QtStores {
             Self::Entries
         } else {
             Self::Unaligned
+        }
+    }
+}
+
+/// [`store_block`] with AVX-512 (F and BW) for a destination `dst` on a line boundary: the block's sixteen entries
+/// are four lines, each one 512-bit store (non-temporal when `stream`), or masked stores of the entries that exist
+/// for the last, partial block.
+///
+/// The transpose is 12 shuffles instead of the 256-bit one's 24: `z[k]` holds components `k` and `k + 4` (lanes:
+/// even joints, odd joints, even, odd), two rounds of unpacks (16-bit, then 32-bit) leave four joints' rotations
+/// in lanes 0 and 1 and their offsets in lanes 2 and 3, and a permute of 64-bit words puts each rotation beside
+/// its offset in joint order (LLVM merges each 32-bit unpack with its permute into one `vpermt2d`).
+///
+/// # Safety
+///
+/// The CPU has AVX-512F and AVX-512BW; `dst` is 64-byte aligned and holds `n` entries; `first < n` is a multiple
+/// of 16.
+#[inline(always)]
+unsafe fn store_block_avx512(h: [__m256i; 8], dst: *mut __m512i, first: usize, n: usize, stream: bool) {
+    // SAFETY: the CPU has AVX-512F and AVX-512BW (the caller's contract); entries `first..first + 16` are four
+    // aligned lines inside `dst` when the block is whole, and the last, partial block stores only its `n - first`
+    // entries (the caller's contract).
+    unsafe {
+        let z = [
+            _mm512_inserti64x4::<1>(_mm512_castsi256_si512(h[0]), h[4]),
+            _mm512_inserti64x4::<1>(_mm512_castsi256_si512(h[1]), h[5]),
+            _mm512_inserti64x4::<1>(_mm512_castsi256_si512(h[2]), h[6]),
+            _mm512_inserti64x4::<1>(_mm512_castsi256_si512(h[3]), h[7]),
+        ];
+        // Per lane, `a[0]`: (c₀, c₁) (lanes 0, 1) or (c₄, c₅) (lanes 2, 3) of the lane's joints 0..4; `a[1]`: of
+        // its joints 4..8; `a[2]`, `a[3]`: (c₂, c₃) or (c₆, c₇).
+        let a = [
+            _mm512_unpacklo_epi16(z[0], z[1]),
+            _mm512_unpackhi_epi16(z[0], z[1]),
+            _mm512_unpacklo_epi16(z[2], z[3]),
+            _mm512_unpackhi_epi16(z[2], z[3]),
+        ];
+        // `c[i]`, by 64-bit word: the rotations of joints 4i, 4i + 2, 4i + 1, 4i + 3, then their offsets.
+        let c = [
+            _mm512_unpacklo_epi32(a[0], a[2]),
+            _mm512_unpackhi_epi32(a[0], a[2]),
+            _mm512_unpacklo_epi32(a[1], a[3]),
+            _mm512_unpackhi_epi32(a[1], a[3]),
+        ];
+        let order = _mm512_setr_epi64(0, 4, 2, 6, 1, 5, 3, 7);
+        let lines = [
+            _mm512_permutexvar_epi64(order, c[0]),
+            _mm512_permutexvar_epi64(order, c[1]),
+            _mm512_permutexvar_epi64(order, c[2]),
+            _mm512_permutexvar_epi64(order, c[3]),
+        ];
+        let p = dst.add(first / 4);
+        let left = n - first;
+        if left >= QT_BLOCK {
+            if stream {
+                for (k, &line) in lines.iter().enumerate() {
+                    _mm512_stream_si512(p.add(k).cast(), line);
+                }
+            } else {
+                for (k, &line) in lines.iter().enumerate() {
+                    _mm512_store_si512(p.add(k).cast(), line);
+                }
+            }
+        } else {
+            for (k, &line) in lines.iter().enumerate() {
+                // Four 32-bit lanes per entry; the block's entries `4k..left` exist.
+                let entries = left.saturating_sub(4 * k).min(4);
+                let mask = ((1u32 << (4 * entries)) - 1) as __mmask16;
+                _mm512_mask_storeu_epi32(p.add(k).cast(), mask, line);
+            }
         }
     }
 }
