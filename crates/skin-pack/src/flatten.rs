@@ -420,11 +420,13 @@ impl PaletteBinding {
 }
 
 /// The floats of format-specific data per pose that a [`FlattenCache`] keeps for a skin of `skin_joints` joints
-/// ([`PaletteFormat::prepare_cached`] fills them): room for [`crate::QtF16`]'s decomposed joints, the largest need
-/// of the built-in formats. Always whole 64-byte lines (a multiple of 16), so that every pose's data starts on a
-/// line.
+/// ([`PaletteFormat::prepare_cached`] fills them): the largest need of the built-in formats, [`crate::QtF16`]'s
+/// decomposed joints or [`crate::Mat3x4F16`]'s rows regrouped by four joints. Always whole 64-byte lines (a multiple
+/// of 16), so that every pose's data starts on a line.
 pub fn cache_aux_floats(skin_joints: usize) -> usize {
-    crate::formats::qt_cached_floats(skin_joints).next_multiple_of(16)
+    crate::formats::qt_cached_floats(skin_joints)
+        .max(crate::formats::mat3x4_cached_floats(skin_joints))
+        .next_multiple_of(16)
 }
 
 /// Scratch for [`FlattenJob`]s that share poses between palettes: the skinning matrices of every pose, in row form,

@@ -30,8 +30,37 @@ pub struct Mat3x4F16 {
 const _: () = assert!(size_of::<Mat3x4F16>() == 24);
 const _: () = assert!(align_of::<Mat3x4F16>() == 4);
 
+/// Joints per group of [`Mat3x4F16`]'s per-pose cache data (see [`mat3x4_cached_floats`]).
+pub(crate) const MAT_GROUP: usize = 4;
+
+/// Floats per group of [`MAT_GROUP`] joints in [`Mat3x4F16`]'s per-pose cache data: for each row `c` of the
+/// skinning matrix, that row of the group's four joints side by side (16 floats, one 64-byte line).
+pub(crate) const MAT_GROUP_FLOATS: usize = 3 * 4 * MAT_GROUP;
+
+/// The floats of [`Mat3x4F16`]'s per-pose cache data for a skin of `skin_joints` joints: the skinning rows again,
+/// regrouped by row for every four joints (the last group padded with zeros), so that the AVX-512 kernel loads row
+/// `c` of four joints with one 512-bit load.
+pub(crate) fn mat3x4_cached_floats(skin_joints: usize) -> usize {
+    skin_joints.div_ceil(MAT_GROUP) * MAT_GROUP_FLOATS
+}
+
 impl PaletteFormat for Mat3x4F16 {
     const NAME: &'static str = "Mat3x4F16";
+
+    /// Regroups the pose's skinning rows by row for every four joints (`mat3x4_cached_floats`): group `g`'s
+    /// line `c` is row `c` of joints `4g..4g + 4`, for the AVX-512 kernel, which then folds four joints' row `r`
+    /// in one register with no lane unused.
+    fn prepare_cached(rows: &[[Vec4; 3]], aux: &mut [f32]) {
+        let aux = &mut aux[..mat3x4_cached_floats(rows.len())];
+        for (group, out) in rows.chunks(MAT_GROUP).zip(aux.chunks_exact_mut(MAT_GROUP_FLOATS)) {
+            out.fill(0.0);
+            for (c, line) in out.chunks_exact_mut(4 * MAT_GROUP).enumerate() {
+                for (joint, at) in group.iter().zip(line.chunks_exact_mut(4)) {
+                    at.copy_from_slice(&joint[c].to_array());
+                }
+            }
+        }
+    }
 
     /// Stores the rows of `m` with the translation relative to `origin`, each value clamped to ±[`F16_MAX`] and
     /// rounded to the nearest f16 (ties to even) in one batch conversion.

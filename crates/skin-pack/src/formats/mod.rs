@@ -84,6 +84,7 @@ pub(crate) use fold_simd::{
     entry_run as fold_entry_run, skin_rows as skin_rows_simd, skin_rows_available as skin_rows_simd_available,
 };
 pub use mat3x4_f16::Mat3x4F16;
+pub(crate) use mat3x4_f16::mat3x4_cached_floats;
 pub use qt_f16::QtF16;
 pub(crate) use qt_f16::{norm_inf, qt_cached_floats};
 pub use uniform_scale::{F16Kind, QT_F16_SCALE_TOLERANCE, check_uniform_scale, choose_f16_format};

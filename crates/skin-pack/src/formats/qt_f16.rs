@@ -481,6 +481,8 @@ impl PaletteFormat for QtF16 {
     /// AVX-512F where the CPU has it (`decompose_simd::qt_prepare`), four per `Vec4` decomposition otherwise; the
     /// same bits either way.
     fn prepare_cached(rows: &[[Vec4; 3]], aux: &mut [f32]) {
+        // The cache may reserve more (`cache_aux_floats` is the largest need of the built-in formats).
+        let aux = &mut aux[..qt_cached_floats(rows.len())];
         #[cfg(target_arch = "x86_64")]
         if super::decompose_simd::available() {
             let (header, blocks) = aux.split_at_mut(QT_HEADER);
