@@ -93,7 +93,7 @@ pub trait PaletteFormat: bytemuck::Pod + Send + Sync {
     }
 
     /// Encodes a run of palettes from the cache (one rayon task of [`FlattenJob`], up to [`FLATTEN_WINDOW`]):
-    /// palette `i` of `out` (`skin_joints` entries each) reads `pose(i)`, folded by `transforms[i]` when
+    /// palette `i` of `out` (`skin_joints` entries each) reads `pose.pose(i)`, folded by `transforms[i]` when
     /// `transforms` is not empty (it then has one transform per palette). The palettes are encoded in `order`, which
     /// lists palette indices of `out` (palettes it leaves out are not written): [`FlattenJob`] lists every palette
     /// once, those that share a pose next to each other (see [`FLATTEN_WINDOW`]). Returns the poison sum. The
@@ -109,7 +109,7 @@ pub trait PaletteFormat: bytemuck::Pod + Send + Sync {
         out: &mut [Self],
         skin_joints: usize,
         order: &[u16],
-        pose: impl Fn(usize) -> CachedPose<'a>,
+        pose: &impl PoseSource<'a>,
         transforms: &[Affine3A],
         stream: bool,
     ) -> Vec4 {
@@ -124,7 +124,7 @@ pub(crate) fn encode_each_palette<'a, F: PaletteFormat>(
     out: &mut [F],
     skin_joints: usize,
     order: &[u16],
-    pose: impl Fn(usize) -> CachedPose<'a>,
+    pose: &impl PoseSource<'a>,
     transforms: &[Affine3A],
     stream: bool,
 ) -> Vec4 {
@@ -132,7 +132,7 @@ pub(crate) fn encode_each_palette<'a, F: PaletteFormat>(
     for &i in order {
         let i = usize::from(i);
         let palette = palette_mut(out, skin_joints, i);
-        acc += F::encode_cached(pose(i), transforms.get(i), palette, stream);
+        acc += F::encode_cached(pose.pose(i), transforms.get(i), palette, stream);
     }
     acc
 }
@@ -200,6 +200,46 @@ fn window_for(palettes: usize) -> usize {
     palettes
         .div_ceil(4 * rayon::current_num_threads())
         .clamp(FLATTEN_CHUNK, FLATTEN_WINDOW)
+}
+
+/// The cached pose of each palette of a run, for [`PaletteFormat::encode_cached_run`]: any
+/// `Fn(usize) -> CachedPose`, or the job's own source, whose lookup always inlines into the formats' palette loops
+/// (with a closure, LLVM left the call out of line in the Mat3x4F16 and f32 loops: a call per palette, which took
+/// 3.8% of `perf`'s samples of the bench's Mat3x4F16 crowd).
+pub trait PoseSource<'a> {
+    /// The pose that palette `i` of the run reads.
+    fn pose(&self, i: usize) -> CachedPose<'a>;
+}
+
+impl<'a, F: Fn(usize) -> CachedPose<'a>> PoseSource<'a> for F {
+    #[inline(always)]
+    fn pose(&self, i: usize) -> CachedPose<'a> {
+        self(i)
+    }
+}
+
+/// [`FlattenJob`]'s [`PoseSource`] for one task: palette `i` reads pose `pose_of[i]` of the cache.
+#[derive(Clone, Copy, Debug)]
+struct SharedPoses<'a> {
+    rows: &'a [[Vec4; 3]],
+    aux: &'a [f32],
+    max_abs: &'a [f32],
+    /// The task's share of the job's `pose_of`.
+    pose_of: &'a [u32],
+    skin_joints: usize,
+    aux_stride: usize,
+}
+
+impl<'a> PoseSource<'a> for SharedPoses<'a> {
+    #[inline(always)]
+    fn pose(&self, i: usize) -> CachedPose<'a> {
+        let (p, s) = (self.pose_of[i] as usize, self.skin_joints);
+        CachedPose {
+            rows: &self.rows[p * s..(p + 1) * s],
+            aux: &self.aux[p * self.aux_stride..][..self.aux_stride],
+            max_abs: self.max_abs[p],
+        }
+    }
 }
 
 /// One pose of a [`FlattenCache`], as [`PaletteFormat::encode_cached`] reads it.
@@ -273,7 +313,7 @@ impl PaletteFormat for PaletteEntry {
         out: &mut [Self],
         skin_joints: usize,
         order: &[u16],
-        pose: impl Fn(usize) -> CachedPose<'a>,
+        pose: &impl PoseSource<'a>,
         transforms: &[Affine3A],
         stream: bool,
     ) -> Vec4 {
@@ -633,14 +673,6 @@ impl<F: PaletteFormat> FlattenJob<'_, F> {
             let (rows, aux, max_abs) = (&*rows, &*aux, &*max_abs);
             let aux_stride = cache_aux_floats(s);
             let pose_of = self.pose_of;
-            let pose = |p: usize| {
-                let pose = pose_of[p] as usize;
-                CachedPose {
-                    rows: &rows[pose * s..(pose + 1) * s],
-                    aux: &aux[pose * aux_stride..][..aux_stride],
-                    max_abs: max_abs[pose],
-                }
-            };
             let window = window_for(palettes);
             cached
                 && output
@@ -655,7 +687,15 @@ impl<F: PaletteFormat> FlattenJob<'_, F> {
                         let origins = ts.iter().fold(Vec4::ZERO, |a, t| a + poison(t.translation.extend(0.0)));
                         let mut order = [0u16; FLATTEN_WINDOW];
                         let order = group_by_pose(&pose_of[first..first + n], &mut order);
-                        let acc = F::encode_cached_run(chunk, s, order, |i| pose(first + i), ts, stream);
+                        let poses = SharedPoses {
+                            rows,
+                            aux,
+                            max_abs,
+                            pose_of: &pose_of[first..first + n],
+                            skin_joints: s,
+                            aux_stride,
+                        };
+                        let acc = F::encode_cached_run(chunk, s, order, &poses, ts, stream);
                         if fence {
                             stream_fence();
                         }

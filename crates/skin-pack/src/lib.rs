@@ -59,7 +59,7 @@ pub use error::{Error, Result};
 pub use exchange::{ExchangeStats, FrameExchange, FramePacket, MAX_FRAME_PACKETS, Overrun, ReadGuard, WriteGuard};
 pub use flatten::{
     CachedPose, FLATTEN_CHUNK, FLATTEN_WINDOW, FlattenCache, FlattenJob, POSE_BUCKETS, PaletteBinding, PaletteFormat,
-    cache_aux_floats, group_by_pose,
+    PoseSource, cache_aux_floats, group_by_pose,
 };
 pub use formats::{
     F16_MAX, F16Format, F16Kind, Mat3x4F16, QT_F16_SCALE_TOLERANCE, QtF16, VertexError, VertexErrorScratch,

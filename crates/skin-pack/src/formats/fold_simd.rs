@@ -118,7 +118,7 @@ macro_rules! run_with_features {
             out: &mut [$entry],
             skin_joints: usize,
             order: &[u16],
-            pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+            pose: &impl crate::flatten::PoseSource<'a>,
             transforms: &[glam::Affine3A],
             stream: bool,
         ) -> Vec4 {
@@ -127,7 +127,7 @@ macro_rules! run_with_features {
                 out: &mut [$entry],
                 skin_joints: usize,
                 order: &[u16],
-                pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+                pose: &impl crate::flatten::PoseSource<'a>,
                 transforms: &[glam::Affine3A],
                 stream: bool,
             ) -> Vec4 {
@@ -139,7 +139,7 @@ macro_rules! run_with_features {
                 out: &mut [$entry],
                 skin_joints: usize,
                 order: &[u16],
-                pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+                pose: &impl crate::flatten::PoseSource<'a>,
                 transforms: &[glam::Affine3A],
                 stream: bool,
             ) -> Vec4 {
@@ -182,7 +182,7 @@ pub fn mat3x4(wide: bool, e: Option<&glam::Mat3A>, rows: &[[Vec4; 3]], out: &mut
 }
 
 /// Encodes a run of cached palettes into `out` as [`crate::Mat3x4F16`]'s `encode_cached_run` specifies: palette
-/// `i` (`skin_joints` entries) from `pose(i)`, folded by `transforms[i]` when `transforms` is not empty. Each
+/// `i` (`skin_joints` entries) from `pose.pose(i)`, folded by `transforms[i]` when `transforms` is not empty. Each
 /// palette whose values stay in the f16 range (`‖L_T‖∞ · max|S| ≤ 65000`, false for NaN) goes through the AVX
 /// kernel, inlined here with its setup; the others take the portable path, which clamps and reports. Returns the
 /// poison sum of the portable palettes (zero when none).
@@ -194,7 +194,7 @@ pub fn mat3x4_run<'a>(
     out: &mut [Mat3x4F16],
     skin_joints: usize,
     order: &[u16],
-    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+    pose: &impl crate::flatten::PoseSource<'a>,
     transforms: &[glam::Affine3A],
     stream: bool,
 ) -> Vec4 {
@@ -216,7 +216,7 @@ unsafe fn mat3x4_run_body<'a, const WIDE: bool>(
     out: &mut [Mat3x4F16],
     skin_joints: usize,
     order: &[u16],
-    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+    pose: &impl crate::flatten::PoseSource<'a>,
     transforms: &[glam::Affine3A],
     stream: bool,
 ) -> Vec4 {
@@ -227,7 +227,7 @@ unsafe fn mat3x4_run_body<'a, const WIDE: bool>(
     for &i in order {
         let i = usize::from(i);
         let palette = crate::flatten::palette_mut(out, skin_joints, i);
-        let pose = pose(i);
+        let pose = pose.pose(i);
         let t = transforms.get(i);
         let rows = &pose.rows[..palette.len()];
         // `‖L_T‖∞ · max|S| ≤ 65000`, false for NaN: a non-finite transform takes the portable path, whose poison
@@ -701,7 +701,7 @@ pub fn entry_in_range(t: &glam::Affine3A, max_abs: f32) -> bool {
 }
 
 /// Encodes a run of cached palettes with their instance transforms into `out`, as `PaletteEntry`'s
-/// `encode_cached_run` specifies: palette `i` (`skin_joints` entries) from `pose(i)`, folded by `transforms[i]`
+/// `encode_cached_run` specifies: palette `i` (`skin_joints` entries) from `pose.pose(i)`, folded by `transforms[i]`
 /// (one per palette). Each palette that passes [`entry_in_range`] goes through the kernel ([`entry`]'s, inlined
 /// here with its setup, the CPU's features detected once per run); the others take the portable path, which
 /// reports non-finite values. Returns the poison sum of the portable palettes (zero when none).
@@ -713,7 +713,7 @@ pub fn entry_run<'a>(
     out: &mut [PaletteEntry],
     skin_joints: usize,
     order: &[u16],
-    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+    pose: &impl crate::flatten::PoseSource<'a>,
     transforms: &[glam::Affine3A],
     stream: bool,
 ) -> Vec4 {
@@ -739,7 +739,7 @@ unsafe fn entry_run_body<'a, const WIDE: bool>(
     out: &mut [PaletteEntry],
     skin_joints: usize,
     order: &[u16],
-    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+    pose: &impl crate::flatten::PoseSource<'a>,
     transforms: &[glam::Affine3A],
     stream: bool,
 ) -> Vec4 {
@@ -750,7 +750,7 @@ unsafe fn entry_run_body<'a, const WIDE: bool>(
     for &i in order {
         let i = usize::from(i);
         let (palette, t) = (crate::flatten::palette_mut(out, skin_joints, i), &transforms[i]);
-        let pose = pose(i);
+        let pose = pose.pose(i);
         let rows = &pose.rows[..palette.len()];
         if !entry_in_range(t, pose.max_abs) {
             acc += crate::flatten::fold_rows(t, rows, palette, stream);
@@ -1286,7 +1286,7 @@ unsafe fn qt_blocks_avx512<const FOLD: bool>(f: QtWideFold, blocks: &[f32], out:
 
 /// `QtF16::encode_cached_run` where the CPU has AVX-512F and AVX-512BW (which `kernel` proves): the run's instance transforms
 /// decomposed sixteen at a time (`decompose_simd::qt_folds`), then each palette of `skin_joints` entries from
-/// `pose(i)`, folded by `transforms[i]`, through the AVX-512 kernel inlined into this loop (its constants set up
+/// `pose.pose(i)`, folded by `transforms[i]`, through the AVX-512 kernel inlined into this loop (its constants set up
 /// once per run, no call per palette) when its values stay in range, through the scalar twin (which clamps and
 /// reports) otherwise. Returns the scalar palettes' poison sum (zero when none).
 ///
@@ -1299,7 +1299,7 @@ pub fn qt_run_avx512<'a>(
     out: &mut [QtF16],
     skin_joints: usize,
     order: &[u16],
-    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+    pose: &impl crate::flatten::PoseSource<'a>,
     transforms: &[glam::Affine3A],
     stream: bool,
 ) -> Vec4 {
@@ -1322,7 +1322,7 @@ unsafe fn qt_run_avx512_kernel<'a>(
     out: &mut [QtF16],
     skin_joints: usize,
     order: &[u16],
-    pose: impl Fn(usize) -> crate::flatten::CachedPose<'a>,
+    pose: &impl crate::flatten::PoseSource<'a>,
     transforms: &[glam::Affine3A],
     stream: bool,
 ) -> Vec4 {
@@ -1343,7 +1343,7 @@ unsafe fn qt_run_avx512_kernel<'a>(
         for (i, (&id, t)) in ids.iter().zip(ts).enumerate() {
             let id = usize::from(id);
             let palette = crate::flatten::palette_mut(out, skin_joints, id);
-            let pose = pose(id);
+            let pose = pose.pose(id);
             let (header, blocks) = pose.aux.split_at(QT_HEADER);
             assert!(
                 blocks.len() >= palette.len().div_ceil(QT_BLOCK) * QT_BLOCK_FLOATS,
@@ -1810,7 +1810,7 @@ mod tests {
             let end = start + 6 * palettes.len() * joints;
             let fast: &mut [Mat3x4F16] = bytemuck::cast_slice_mut(&mut words[start..end]);
             let order = shuffled(palettes.len(), seed);
-            let acc = mat3x4_run(fast, joints, &order, pose, transforms, stream);
+            let acc = mat3x4_run(fast, joints, &order, &pose, transforms, stream);
             let mut plain = vec![Mat3x4F16::default(); palettes.len() * joints];
             let mut want = Vec4::ZERO;
             for (i, palette) in plain.chunks_exact_mut(joints).enumerate() {
@@ -1850,7 +1850,7 @@ mod tests {
             let pose = |i: usize| crate::flatten::CachedPose { rows: &rows[pose_of[i]], aux: &[], max_abs: max_abs[pose_of[i]] };
             let mut fast = vec![PaletteEntry::zeroed(); palettes.len() * joints + offset];
             let order = shuffled(palettes.len(), seed);
-            let acc = entry_run(&mut fast[offset..], joints, &order, pose, &transforms, stream);
+            let acc = entry_run(&mut fast[offset..], joints, &order, &pose, &transforms, stream);
             let mut plain = vec![PaletteEntry::zeroed(); palettes.len() * joints];
             let mut want = Vec4::ZERO;
             for (i, palette) in plain.chunks_exact_mut(joints).enumerate() {
@@ -1965,7 +1965,7 @@ mod tests {
             let end = start + 4 * palettes.len() * joints;
             let fast: &mut [QtF16] = bytemuck::cast_slice_mut(&mut words[start..end]);
             let order = shuffled(palettes.len(), seed);
-            let acc = qt_run_avx512(kernel, fast, joints, &order, pose, &transforms, stream);
+            let acc = qt_run_avx512(kernel, fast, joints, &order, &pose, &transforms, stream);
             let mut want = Vec4::ZERO;
             for (i, (t, fast)) in transforms.iter().zip(fast.chunks_exact(joints)).enumerate() {
                 let mut plain = vec![QtF16::default(); joints];

@@ -115,7 +115,7 @@ impl PaletteFormat for Mat3x4F16 {
         if super::fold_simd::available() {
             let n = out.len();
             let transforms = t.map(std::slice::from_ref).unwrap_or(&[]);
-            return super::fold_simd::mat3x4_run(out, n, &[0], |_| pose, transforms, stream);
+            return super::fold_simd::mat3x4_run(out, n, &[0], &|_| pose, transforms, stream);
         }
         encode_cached_portable(pose, t, out, stream)
     }
@@ -126,7 +126,7 @@ impl PaletteFormat for Mat3x4F16 {
         out: &mut [Self],
         skin_joints: usize,
         order: &[u16],
-        pose: impl Fn(usize) -> CachedPose<'a>,
+        pose: &impl crate::flatten::PoseSource<'a>,
         transforms: &[Affine3A],
         stream: bool,
     ) -> Vec4 {

@@ -517,7 +517,7 @@ impl PaletteFormat for QtF16 {
         out: &mut [Self],
         skin_joints: usize,
         order: &[u16],
-        pose: impl Fn(usize) -> CachedPose<'a>,
+        pose: &impl crate::flatten::PoseSource<'a>,
         transforms: &[Affine3A],
         stream: bool,
     ) -> Vec4 {
@@ -527,7 +527,7 @@ impl PaletteFormat for QtF16 {
             for &i in order {
                 let i = usize::from(i);
                 let palette = crate::flatten::palette_mut(out, skin_joints, i);
-                acc += encode_folded(kernel, pose(i), None, palette, stream);
+                acc += encode_folded(kernel, pose.pose(i), None, palette, stream);
             }
             return acc;
         }
@@ -542,7 +542,7 @@ impl PaletteFormat for QtF16 {
             for (&i, fold) in ids.iter().zip(&folds) {
                 let i = usize::from(i);
                 let palette = crate::flatten::palette_mut(out, skin_joints, i);
-                acc += encode_folded(kernel, pose(i), Some(fold), palette, stream);
+                acc += encode_folded(kernel, pose.pose(i), Some(fold), palette, stream);
             }
         }
         acc
