@@ -451,6 +451,27 @@ unsafe fn mat3x4_joint<const FOLD: bool>(c: &[__m512; 3], src: *const f32) -> __
     }
 }
 
+/// Joint `k` on its own: [`mat3x4_joint`] of the rows at `src + 12k`, stored into its 24 bytes at `dst + 24k` with a
+/// masked store of the register's low six words (for the joints before a kernel's first line and after its last
+/// whole group).
+///
+/// # Safety
+///
+/// The CPU has AVX-512F, AVX2, F16C and FMA; joint `k` is inside `src` (12 floats) and `dst` (24 bytes). (Not a
+/// `#[target_feature]` function, so that it inlines into the kernels.)
+#[inline(always)]
+unsafe fn mat3x4_single<const FOLD: bool>(c: &[__m512; 3], src: *const f32, dst: *mut u8, k: usize) {
+    // SAFETY: as the function's contract states.
+    unsafe {
+        let six = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
+        _mm256_maskstore_epi32(
+            dst.add(24 * k).cast::<i32>(),
+            six,
+            mat3x4_joint::<FOLD>(c, src.add(12 * k)),
+        );
+    }
+}
+
 /// The AVX-512 kernel of [`mat3x4_run`] (and of the test helper `mat3x4`): each joint's three folded rows in one
 /// 512-bit register (its rows broadcast from memory to the four 128-bit lanes, the fold's coefficients by row, the
 /// last lane unused), converted with one `vcvtps2ph`; eight joints' six words each are then packed into three
@@ -480,8 +501,6 @@ unsafe fn mat3x4_kernel_avx512<const FOLD: bool>(
     let dst = out.as_mut_ptr().cast::<u8>();
     // SAFETY: the CPU has AVX-512F (the caller's contract).
     let c = unsafe { columns_by_row(m) };
-    // Six words of a joint: `vpmaskmovd` stores the low six of eight.
-    let six = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
     // `pair(j)` is `[joint j: words 0..6, junk ×2 | joint j + 1: words 0..6, junk ×2]`; each 16-word line takes its
     // words from two neighbouring pairs.
     let line0 = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19);
@@ -492,11 +511,8 @@ unsafe fn mat3x4_kernel_avx512<const FOLD: bool>(
     if (dst as usize).is_multiple_of(8) {
         // SAFETY: `k < n`, so `dst + 24k` is inside `out`.
         while k < n && !(unsafe { dst.add(24 * k) } as usize).is_multiple_of(64) {
-            // SAFETY: joint `k` is inside `rows` (12 floats) and `out` (24 bytes); the CPU has AVX2.
-            unsafe {
-                let h = mat3x4_joint::<FOLD>(&c, src.add(12 * k));
-                _mm256_maskstore_epi32(dst.add(24 * k).cast::<i32>(), six, h);
-            }
+            // SAFETY: joint `k` is inside `rows` (12 floats) and `out` (24 bytes); the CPU has the kernel's features.
+            unsafe { mat3x4_single::<FOLD>(&c, src, dst, k) };
             k += 1;
         }
     }
@@ -533,11 +549,8 @@ unsafe fn mat3x4_kernel_avx512<const FOLD: bool>(
         k += 8;
     }
     while k < n {
-        // SAFETY: joint `k` is inside `rows` and `out`; the CPU has AVX2.
-        unsafe {
-            let h = mat3x4_joint::<FOLD>(&c, src.add(12 * k));
-            _mm256_maskstore_epi32(dst.add(24 * k).cast::<i32>(), six, h);
-        }
+        // SAFETY: joint `k` is inside `rows` and `out`; the CPU has the kernel's features.
+        unsafe { mat3x4_single::<FOLD>(&c, src, dst, k) };
         k += 1;
     }
 }
@@ -646,14 +659,10 @@ unsafe fn mat3x4_kernel_grouped(
     if k < n {
         // SAFETY: the CPU has AVX-512F (the caller's contract).
         let c = unsafe { columns_by_row(m) };
-        let six = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
         let src = rows.as_ptr().cast::<f32>();
         while k < n {
-            // SAFETY: joint `k` is inside `rows` (12 floats) and `out` (24 bytes); the CPU has AVX2, F16C and FMA.
-            unsafe {
-                let h = mat3x4_joint::<true>(&c, src.add(12 * k));
-                _mm256_maskstore_epi32(dst.add(24 * k).cast::<i32>(), six, h);
-            }
+            // SAFETY: joint `k` is inside `rows` (12 floats) and `out` (24 bytes); the CPU has the kernel's features.
+            unsafe { mat3x4_single::<true>(&c, src, dst, k) };
             k += 1;
         }
     }
@@ -1351,17 +1360,11 @@ unsafe fn qt_run_avx512_kernel<'a>(
             );
             // False for NaN: a non-finite transform takes the scalar path, whose poison reports it.
             if folds.norm(i) * header[0] <= FOLD_SAFE_MAX && folds.s(i).abs() * header[1] <= FOLD_SAFE_MAX {
-                // `QtFolds::get`'s fields, read from memory: `L_T` by rows is `t`'s linear part transposed.
-                let m = &t.matrix3;
-                let l = [
-                    [m.x_axis.x, m.y_axis.x, m.z_axis.x],
-                    [m.x_axis.y, m.y_axis.y, m.z_axis.y],
-                    [m.x_axis.z, m.y_axis.z, m.z_axis.z],
-                ];
                 // SAFETY: the CPU has the kernel's features (the caller's contract); `blocks` covers `palette`
                 // (asserted).
                 unsafe {
-                    let fold = QtWideFold::new(folds.q(i), l, folds.s(i));
+                    // `QtFolds::get`'s fields, each broadcast straight from memory.
+                    let fold = QtWideFold::new(folds.q(i), super::linear_rows(&t.matrix3), folds.s(i));
                     qt_blocks_avx512::<true>(fold, blocks, palette, stream);
                 }
             } else {
@@ -1738,7 +1741,7 @@ mod tests {
                 }
                 // `offset` words (4 bytes each) past a 64-byte boundary before the output, and a line after.
                 let mut words = vec![0u32; 16 + offset + 6 * rows.len() + 16];
-                let offset = (16 - words.as_ptr() as usize / 4 % 16) % 16 + offset;
+                let offset = line_start(&words) + offset;
                 let end = offset + 6 * rows.len();
                 let fast: &mut [Mat3x4F16] = bytemuck::cast_slice_mut(&mut words[offset..end]);
                 mat3x4(wide, t.as_ref().map(|t| &t.matrix3), &rows, fast, stream);
@@ -1889,7 +1892,7 @@ mod tests {
                 }
                 // `offset` words (4 bytes each) past a 64-byte boundary before the output, and a line after.
                 let mut words = vec![0u32; 16 + offset + 12 * rows.len() + 16];
-                let offset = (16 - words.as_ptr() as usize / 4 % 16) % 16 + offset;
+                let offset = line_start(&words) + offset;
                 let end = offset + 12 * rows.len();
                 let fast: &mut [PaletteEntry] = bytemuck::cast_slice_mut(&mut words[offset..end]);
                 entry_with(wide, &t, &rows, fast, stream);
