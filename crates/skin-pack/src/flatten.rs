@@ -77,6 +77,30 @@ pub trait PaletteFormat: bytemuck::Pod + Send + Sync {
         let _ = (rows, aux);
     }
 
+    /// Whether this format's cached encoders read [`CachedPose::rows`]. When false, [`FlattenJob`] hands them empty
+    /// rows, and [`PaletteFormat::prepare_pose`] need not leave the pose's rows in the cache ([`crate::QtF16`]'s
+    /// encoders read only its own decomposed joints).
+    const READS_CACHED_ROWS: bool = true;
+
+    /// Fills the cache for one pose of [`FlattenJob`]'s shared poses, once per pose and frame: `rows` (the pose's
+    /// share of the cache's skinning rows, one per skin joint) and `aux` (its share of the format's data, as for
+    /// [`PaletteFormat::prepare_cached`]), from `pose`, the pose's model-space transforms (one per skeleton
+    /// joint). Returns the poison sum of the skinning matrices (`pose[joint] × inverse bind`: `Vec4::ZERO` when
+    /// every element is finite, NaN otherwise) and their largest absolute element ([`CachedPose::max_abs`]).
+    ///
+    /// The default computes the rows into `rows` and, when they are finite, calls
+    /// [`PaletteFormat::prepare_cached`]. [`crate::QtF16`] overrides it with one pass from the pose to its
+    /// decomposed joints where the CPU has AVX-512 (the same bits), and leaves `rows` alone.
+    #[inline(always)]
+    fn prepare_pose(
+        binding: &PaletteBinding,
+        pose: &[Affine3A],
+        rows: &mut [[Vec4; 3]],
+        aux: &mut [f32],
+    ) -> (Vec4, f32) {
+        prepare_pose_rows::<Self>(binding, pose, rows, aux)
+    }
+
     /// Encodes one palette from a cached pose, with the instance transform `t` folded in front of every entry
     /// (`None` keeps model space, origin zero); returns the poison sum of the values it checked (NaN when any was
     /// not finite). With `t` given, relative formats ([`PaletteFormat::RELATIVE`]) store translations relative to
@@ -115,6 +139,22 @@ pub trait PaletteFormat: bytemuck::Pod + Send + Sync {
     ) -> Vec4 {
         encode_each_palette::<Self>(out, skin_joints, order, pose, transforms, stream)
     }
+}
+
+/// [`PaletteFormat::prepare_pose`]'s default: the pose's skinning rows into `rows`, then, when they are finite,
+/// [`PaletteFormat::prepare_cached`]. Returns their poison sum and largest absolute element.
+#[inline(always)]
+pub fn prepare_pose_rows<F: PaletteFormat>(
+    binding: &PaletteBinding,
+    pose: &[Affine3A],
+    rows: &mut [[Vec4; 3]],
+    aux: &mut [f32],
+) -> (Vec4, f32) {
+    let (acc, max_abs) = cached_rows(binding, pose, rows);
+    if acc == Vec4::ZERO {
+        F::prepare_cached(rows, aux);
+    }
+    (acc, max_abs)
 }
 
 /// Encodes a run palette by palette, in `order`, through [`PaletteFormat::encode_cached`]: the default of
@@ -222,18 +262,20 @@ impl<'a, F: Fn(usize) -> CachedPose<'a>> PoseSource<'a> for F {
 #[derive(Clone, Copy, Debug)]
 struct SharedPoses<'a> {
     rows: &'a [[Vec4; 3]],
+    /// The rows per pose: the skin's joints, or zero (every pose's rows empty) for a format that does not read
+    /// them ([`PaletteFormat::READS_CACHED_ROWS`]).
+    rows_stride: usize,
     aux: &'a [f32],
     max_abs: &'a [f32],
     /// The task's share of the job's `pose_of`.
     pose_of: &'a [u32],
-    skin_joints: usize,
     aux_stride: usize,
 }
 
 impl<'a> PoseSource<'a> for SharedPoses<'a> {
     #[inline(always)]
     fn pose(&self, i: usize) -> CachedPose<'a> {
-        let (p, s) = (self.pose_of[i] as usize, self.skin_joints);
+        let (p, s) = (self.pose_of[i] as usize, self.rows_stride);
         CachedPose {
             rows: &self.rows[p * s..(p + 1) * s],
             aux: &self.aux[p * self.aux_stride..][..self.aux_stride],
@@ -389,6 +431,12 @@ pub struct PaletteBinding {
     inverse_bind: Vec<Affine3A>,
     /// The rows of each inverse bind matrix, for [`skin_matrix_rows`].
     inverse_bind_rows: Vec<[Vec4; 3]>,
+    /// `16 · skin_joints[k]` in [`crate::QtF16`]'s block lanes (joint `k` of block `b` at `16b + qt_lane(k)`), zero
+    /// past the skin: where [`crate::QtF16`]'s cache preparation gathers each joint's model-space transform.
+    joint_lanes: Vec<i32>,
+    /// The inverse bind rows in the same lanes: element `(r, c)` of block `b` at `192b + (4r + c) · 16`, zero past
+    /// the skin.
+    inverse_bind_lanes: Vec<f32>,
 }
 
 impl PaletteBinding {
@@ -435,17 +483,38 @@ impl PaletteBinding {
                 Ok(Affine3A::from_mat4(*m))
             })
             .collect::<Result<_>>()?;
-        let inverse_bind_rows = skeleton
+        let inverse_bind_rows: Vec<[Vec4; 3]> = skeleton
             .inverse_bind_matrices
             .iter()
             .map(|m| [m.row(0), m.row(1), m.row(2)])
             .collect();
+        let (joint_lanes, inverse_bind_lanes) = skin_lanes(&skeleton.skin_joints, &inverse_bind_rows);
         Ok(Self {
             joint_count,
             skin_joints: skeleton.skin_joints.clone(),
             inverse_bind,
             inverse_bind_rows,
+            joint_lanes,
+            inverse_bind_lanes,
         })
+    }
+
+    /// `16 · skin_joints[k]` in [`crate::QtF16`]'s block lanes, zero past the skin (see the field).
+    #[cfg_attr(
+        not(target_arch = "x86_64"),
+        allow(dead_code, reason = "read by the AVX-512 preparation only")
+    )]
+    pub(crate) fn joint_lanes(&self) -> &[i32] {
+        &self.joint_lanes
+    }
+
+    /// The inverse bind rows in [`crate::QtF16`]'s block lanes, zero past the skin (see the field).
+    #[cfg_attr(
+        not(target_arch = "x86_64"),
+        allow(dead_code, reason = "read by the AVX-512 preparation only")
+    )]
+    pub(crate) fn inverse_bind_lanes(&self) -> &[f32] {
+        &self.inverse_bind_lanes
     }
 
     /// The number of skeleton joints: each model-space pose has this many matrices.
@@ -457,6 +526,25 @@ impl PaletteBinding {
     pub fn skin_joint_count(&self) -> usize {
         self.skin_joints.len()
     }
+}
+
+/// A skin's joints (`16 · joint`, the first float of the joint's [`Affine3A`]) and inverse bind rows in
+/// [`crate::QtF16`]'s block lanes, zero past the skin: [`PaletteBinding`]'s `joint_lanes` and `inverse_bind_lanes`.
+pub(crate) fn skin_lanes(joints: &[u16], ibm_rows: &[[Vec4; 3]]) -> (Vec<i32>, Vec<f32>) {
+    use crate::formats::{QT_BLOCK, qt_lane};
+    let blocks = joints.len().div_ceil(QT_BLOCK);
+    let mut offsets = vec![0; blocks * QT_BLOCK];
+    let mut ibm = vec![0.0; blocks * 12 * QT_BLOCK];
+    for (k, (&joint, rows)) in joints.iter().zip(ibm_rows).enumerate() {
+        let (block, lane) = (k / QT_BLOCK, qt_lane(k));
+        offsets[block * QT_BLOCK + lane] = 16 * i32::from(joint);
+        for (r, row) in rows.iter().enumerate() {
+            for (c, &x) in row.to_array().iter().enumerate() {
+                ibm[(block * 12 + 4 * r + c) * QT_BLOCK + lane] = x;
+            }
+        }
+    }
+    (offsets, ibm)
 }
 
 /// The floats of format-specific data per pose that a [`FlattenCache`] keeps for a skin of `skin_joints` joints
@@ -662,10 +750,7 @@ impl<F: PaletteFormat> FlattenJob<'_, F> {
                 .with_min_len(4)
                 .map(|(p, ((rows, aux), max_abs))| {
                     let acc;
-                    (acc, *max_abs) = cached_rows(binding, &poses[p * j..(p + 1) * j], rows);
-                    if acc == Vec4::ZERO {
-                        F::prepare_cached(rows, aux);
-                    }
+                    (acc, *max_abs) = F::prepare_pose(binding, &poses[p * j..(p + 1) * j], rows, aux);
                     acc
                 })
                 .reduce(|| Vec4::ZERO, |a, b| a + b)
@@ -689,10 +774,10 @@ impl<F: PaletteFormat> FlattenJob<'_, F> {
                         let order = group_by_pose(&pose_of[first..first + n], &mut order);
                         let poses = SharedPoses {
                             rows,
+                            rows_stride: if F::READS_CACHED_ROWS { s } else { 0 },
                             aux,
                             max_abs,
                             pose_of: &pose_of[first..first + n],
-                            skin_joints: s,
                             aux_stride,
                         };
                         let acc = F::encode_cached_run(chunk, s, order, &poses, ts, stream);

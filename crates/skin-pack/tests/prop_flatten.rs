@@ -460,6 +460,30 @@ fn f16_cached_edges<F: F16Format + std::fmt::Debug>() {
         "{} {result:?}",
         F::NAME
     );
+    // A NaN in the shared pose, and finite pose values whose skinning matrix overflows (skin joint 0 reads joint 2,
+    // whose inverse bind matrix moves by -1 along y: `-f32::MAX − f32::MAX`), are reported by the cache's
+    // preparation (QtF16's one pass from the pose included), named.
+    let mut nan_pose = pose.clone();
+    nan_pose[2].translation.y = f32::NAN;
+    assert_eq!(
+        run(&nan_pose, &[good; 3], &mut out),
+        Err(Error::NonFinite {
+            what: "model-space pose",
+            index: 0,
+            joint: Some(2)
+        }),
+        "{}",
+        F::NAME
+    );
+    let mut overflowing = pose.clone();
+    overflowing[2].matrix3.y_axis.x = f32::MAX;
+    overflowing[2].translation.x = -f32::MAX;
+    let result = run(&overflowing, &[good; 3], &mut out);
+    assert!(
+        matches!(result, Err(Error::NonFinite { what, index: 0, joint: Some(0) }) if what.contains("overflowed")),
+        "{} {result:?}",
+        F::NAME
+    );
     // An offset of 1e5 from the instance origin is past f16's range: clamped, not infinite, not an error.
     let far = [Affine3A::from_translation(Vec3::new(1e5, -1e5, 3.0)); 3];
     run(&far, &[Affine3A::IDENTITY; 3], &mut out).expect("finite values are clamped");

@@ -86,7 +86,7 @@ pub(crate) use fold_simd::{
 pub use mat3x4_f16::Mat3x4F16;
 pub(crate) use mat3x4_f16::mat3x4_cached_floats;
 pub use qt_f16::QtF16;
-pub(crate) use qt_f16::{norm_inf, qt_cached_floats};
+pub(crate) use qt_f16::{QT_BLOCK, norm_inf, qt_cached_floats, qt_lane};
 pub use uniform_scale::{F16Kind, QT_F16_SCALE_TOLERANCE, check_uniform_scale, choose_f16_format};
 pub use vertex_error::{VertexError, VertexErrorScratch, f16_vertex_error};
 

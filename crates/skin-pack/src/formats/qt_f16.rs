@@ -495,6 +495,39 @@ impl PaletteFormat for QtF16 {
         prepare_cached_portable(rows, aux);
     }
 
+    /// The encoders read only the decomposed joints.
+    const READS_CACHED_ROWS: bool = false;
+
+    /// With AVX-512F and AVX-512DQ, one pass from the model-space pose to the decomposed joints
+    /// (`decompose_simd::qt_prepare_pose`): the skinning matrices are computed in the lanes, with the bits the rows
+    /// would have, and never stored; `rows` is left alone. Otherwise the rows, then [`QtF16::prepare_cached`].
+    #[inline]
+    fn prepare_pose(
+        binding: &crate::PaletteBinding,
+        pose: &[Affine3A],
+        rows: &mut [[Vec4; 3]],
+        aux: &mut [f32],
+    ) -> (Vec4, f32) {
+        #[cfg(target_arch = "x86_64")]
+        if super::decompose_simd::prepare_pose_available() {
+            let n = binding.skin_joint_count();
+            let (header, blocks) = aux[..qt_cached_floats(n)].split_at_mut(QT_HEADER);
+            let (max_abs, max_t, max_s) = super::decompose_simd::qt_prepare_pose(
+                pose,
+                binding.joint_lanes(),
+                binding.inverse_bind_lanes(),
+                n,
+                blocks,
+            );
+            header.fill(0.0);
+            header[0] = max_t;
+            header[1] = max_s;
+            // NaN when an element is NaN or infinite, as the rows' poison sum.
+            return (Vec4::splat(max_abs * 0.0), max_abs);
+        }
+        crate::flatten::prepare_pose_rows::<Self>(binding, pose, rows, aux)
+    }
+
     /// Composes the instance transform with the pose's cached decomposition instead of decomposing every product:
     /// `q = q_T ⊗ q_S` (hemisphere `w ≥ 0`), `d = L_T · t_S`, `s = s_T · s_S`, with `(q_T, s_T)` and `(q_S, s_S)`
     /// from the encoder's decomposition. For similarity transforms (this format's precondition, for instance
