@@ -38,6 +38,16 @@ fn affine_strategy(max_t: f32, uniform: bool) -> impl Strategy<Value = Affine3A>
         })
 }
 
+/// An instance transform: [`affine_strategy`]'s, or one turned about +Y only (a character on the ground, which
+/// QtF16 folds without the zero products).
+fn instance_strategy(max_t: f32, uniform: bool) -> impl Strategy<Value = Affine3A> {
+    prop_oneof![
+        affine_strategy(max_t, uniform),
+        (0.5f32..2.0, -3.1f32..3.1, (-max_t..max_t, -max_t..max_t, -max_t..max_t))
+            .prop_map(|(s, angle, (tx, ty, tz))| affine(Vec3::splat(s), Vec3::Y, angle, Vec3::new(tx, ty, tz))),
+    ]
+}
+
 /// A skeleton of `joints` joints whose skin uses `skin` of them, in a scrambled order, with random IBMs.
 fn skeleton(joints: usize, skin: &[u16], ibms: &[Affine3A]) -> Skeleton {
     let parents = (0..joints)
@@ -91,7 +101,7 @@ fn case_strategy(uniform: bool, max_world: f32) -> impl Strategy<Value = Case> {
             };
             let n = if shared { palettes } else { pose_count };
             let transforms = if folded {
-                prop::collection::vec(affine_strategy(max_world, uniform), n).boxed()
+                prop::collection::vec(instance_strategy(max_world, uniform), n).boxed()
             } else {
                 Just(Vec::new()).boxed()
             };

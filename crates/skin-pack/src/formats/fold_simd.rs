@@ -1085,11 +1085,13 @@ pub fn qt(kernel: QtKernel, fold: Option<&QtFold>, blocks: &[f32], out: &mut [Qt
     // SAFETY: the CPU has AVX2, F16C and FMA (the `QtKernel` proves it), and AVX-512F and BW when `kernel.avx512` says
     // so; `blocks` covers `out`.
     unsafe {
-        match (kernel.avx512, fold.is_some()) {
-            (true, true) => qt_kernel_avx512::<true>(f, blocks, out, stream),
-            (true, false) => qt_kernel_avx512::<false>(f, blocks, out, stream),
-            (false, true) => qt_kernel::<true>(f, blocks, out, stream),
-            (false, false) => qt_kernel::<false>(f, blocks, out, stream),
+        match (kernel.avx512, fold.map(QtFold::upright)) {
+            (true, Some(false)) => qt_kernel_avx512::<true, false>(f, blocks, out, stream),
+            (true, Some(true)) => qt_kernel_avx512::<true, true>(f, blocks, out, stream),
+            (true, None) => qt_kernel_avx512::<false, false>(f, blocks, out, stream),
+            (false, Some(false)) => qt_kernel::<true, false>(f, blocks, out, stream),
+            (false, Some(true)) => qt_kernel::<true, true>(f, blocks, out, stream),
+            (false, None) => qt_kernel::<false, false>(f, blocks, out, stream),
         }
     }
 }
@@ -1174,18 +1176,29 @@ impl QtWideFold {
 ///
 /// The CPU has AVX-512F, AVX-512BW, AVX2, F16C and FMA, and `blocks` holds `out.len().div_ceil(16)` whole blocks.
 #[target_feature(enable = "avx512f,avx512bw,avx2,f16c,fma")]
-unsafe fn qt_kernel_avx512<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &mut [QtF16], stream: bool) {
+unsafe fn qt_kernel_avx512<const FOLD: bool, const UPRIGHT: bool>(
+    f: &QtFold,
+    blocks: &[f32],
+    out: &mut [QtF16],
+    stream: bool,
+) {
     // SAFETY: as this function's contract.
-    unsafe { qt_blocks_avx512::<FOLD>(QtWideFold::new(f.q, f.l, f.s), blocks, out, stream) }
+    unsafe { qt_blocks_avx512::<FOLD, UPRIGHT>(QtWideFold::new(f.q, f.l, f.s), blocks, out, stream) }
 }
 
 /// The body of [`qt_kernel_avx512`], inlined into it and into [`qt_run_avx512`]'s palette loop.
 ///
 /// # Safety
 ///
-/// As [`qt_kernel_avx512`]. (Not a `#[target_feature]` function, so that it can be `#[inline(always)]`.)
+/// As [`qt_kernel_avx512`], and `f` is [`QtFold::upright`] when `UPRIGHT`. (Not a `#[target_feature]` function,
+/// so that it can be `#[inline(always)]`.)
 #[inline(always)]
-unsafe fn qt_blocks_avx512<const FOLD: bool>(f: QtWideFold, blocks: &[f32], out: &mut [QtF16], stream: bool) {
+unsafe fn qt_blocks_avx512<const FOLD: bool, const UPRIGHT: bool>(
+    f: QtWideFold,
+    blocks: &[f32],
+    out: &mut [QtF16],
+    stream: bool,
+) {
     /// `a` with its sign bit flipped where `w`'s is set: `a ^ (w & sign)`.
     #[inline(always)]
     unsafe fn flip(a: __m512, w: __m512, sign: __m512i) -> __m512 {
@@ -1232,7 +1245,24 @@ unsafe fn qt_blocks_avx512<const FOLD: bool>(f: QtWideFold, blocks: &[f32], out:
                 _mm512_loadu_ps(p.add(6 * QT_BLOCK)),
                 _mm512_loadu_ps(p.add(7 * QT_BLOCK)),
             ];
-            let folded = if FOLD {
+            let folded = if FOLD && UPRIGHT {
+                // `x = z = 0`: the rows' nonzero terms only, as the twin's upright chains (14 multiplies and
+                // fused multiply-adds, not 26).
+                let r0 = _mm512_fmadd_ps(qy, v[2], _mm512_mul_ps(qw, v[0]));
+                let r1 = _mm512_fmadd_ps(qy, v[3], _mm512_mul_ps(qw, v[1]));
+                let r2 = _mm512_fmadd_ps(qw, v[2], _mm512_mul_ps(nqy, v[0]));
+                let r3 = _mm512_fmadd_ps(qw, v[3], _mm512_mul_ps(nqy, v[1]));
+                [
+                    flip(r0, r3, sign),
+                    flip(r1, r3, sign),
+                    flip(r2, r3, sign),
+                    flip(r3, r3, sign),
+                    _mm512_fmadd_ps(l[0][2], v[6], _mm512_mul_ps(l[0][0], v[4])),
+                    _mm512_mul_ps(l[1][1], v[5]),
+                    _mm512_fmadd_ps(l[2][2], v[6], _mm512_mul_ps(l[2][0], v[4])),
+                    _mm512_mul_ps(scale, v[7]),
+                ]
+            } else if FOLD {
                 // Rows `[w, −z, y, x]`, `[z, w, −x, y]`, `[−y, x, w, z]` and `[−x, −y, −z, w]`, innermost first.
                 let r0 = _mm512_fmadd_ps(
                     qx,
@@ -1364,8 +1394,13 @@ unsafe fn qt_run_avx512_kernel<'a>(
                 // (asserted).
                 unsafe {
                     // `QtFolds::get`'s fields, each broadcast straight from memory.
-                    let fold = QtWideFold::new(folds.q(i), super::linear_rows(&t.matrix3), folds.s(i));
-                    qt_blocks_avx512::<true>(fold, blocks, palette, stream);
+                    let (q, l) = (folds.q(i), super::linear_rows(&t.matrix3));
+                    let fold = QtWideFold::new(q, l, folds.s(i));
+                    if super::qt_f16::upright(q, &l) {
+                        qt_blocks_avx512::<true, true>(fold, blocks, palette, stream);
+                    } else {
+                        qt_blocks_avx512::<true, false>(fold, blocks, palette, stream);
+                    }
                 }
             } else {
                 acc += encode_cached_scalar(Some(&folds.get(i, t)), blocks, palette);
@@ -1383,7 +1418,12 @@ unsafe fn qt_run_avx512_kernel<'a>(
 ///
 /// The CPU has AVX2, F16C and FMA, and `blocks` holds `out.len().div_ceil(16)` whole blocks.
 #[target_feature(enable = "avx2,f16c,fma")]
-unsafe fn qt_kernel<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &mut [QtF16], stream: bool) {
+unsafe fn qt_kernel<const FOLD: bool, const UPRIGHT: bool>(
+    f: &QtFold,
+    blocks: &[f32],
+    out: &mut [QtF16],
+    stream: bool,
+) {
     let n = out.len();
     let dst = out.as_mut_ptr().cast::<__m256i>();
     let stores = QtStores::new(dst, stream);
@@ -1404,7 +1444,22 @@ unsafe fn qt_kernel<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &mut [QtF
             )
         };
         let rot = |r: &[__m256; 3]| _mm256_fmadd_ps(r[2], v[6], _mm256_fmadd_ps(r[1], v[5], _mm256_mul_ps(r[0], v[4])));
-        let (x, y, z, w) = (quat(&q[0]), quat(&q[1]), quat(&q[2]), quat(&q[3]));
+        // Upright (`f` is `QtFold::upright`): the twin's chains over the nonzero terms only, `a` and `a + 2`.
+        let two = |r: &[__m256; 4], a: usize| _mm256_fmadd_ps(r[a + 2], v[a + 2], _mm256_mul_ps(r[a], v[a]));
+        let (x, y, z, w) = if UPRIGHT {
+            (two(&q[0], 0), two(&q[1], 1), two(&q[2], 0), two(&q[3], 1))
+        } else {
+            (quat(&q[0]), quat(&q[1]), quat(&q[2]), quat(&q[3]))
+        };
+        let (t0, t1, t2) = if UPRIGHT {
+            (
+                _mm256_fmadd_ps(l[0][2], v[6], _mm256_mul_ps(l[0][0], v[4])),
+                _mm256_mul_ps(l[1][1], v[5]),
+                _mm256_fmadd_ps(l[2][2], v[6], _mm256_mul_ps(l[2][0], v[4])),
+            )
+        } else {
+            (rot(&l[0]), rot(&l[1]), rot(&l[2]))
+        };
         // The hemisphere with w ≥ 0: flip all four when w's sign bit is set.
         let flip = _mm256_and_ps(w, sign);
         [
@@ -1412,9 +1467,9 @@ unsafe fn qt_kernel<const FOLD: bool>(f: &QtFold, blocks: &[f32], out: &mut [QtF
             _mm256_xor_ps(y, flip),
             _mm256_xor_ps(z, flip),
             _mm256_xor_ps(w, flip),
-            rot(&l[0]),
-            rot(&l[1]),
-            rot(&l[2]),
+            t0,
+            t1,
+            t2,
             _mm256_mul_ps(s, v[7]),
         ]
     };
@@ -1675,6 +1730,35 @@ mod tests {
             })
     }
 
+    /// An instance transform: a [`similarity`], or an upright one ([`QtFold::upright`]: turned about +Y only,
+    /// mirrored or not) at any angle or a multiple of a quarter turn (more exact zeros in the fold).
+    fn instance(t: f32) -> impl Strategy<Value = Affine3A> {
+        let angle = prop_oneof![
+            -4.0f32..4.0,
+            (0..4).prop_map(|k| k as f32 * std::f32::consts::FRAC_PI_2)
+        ];
+        prop_oneof![
+            similarity(t, true),
+            (0.25f32..4.0, angle, prop::array::uniform3(-t..t), any::<bool>()).prop_map(|(s, a, t, flip)| {
+                let s = if flip { -s } else { s };
+                Affine3A::from_scale_rotation_translation(Vec3::splat(s), Quat::from_rotation_y(a), Vec3::from(t))
+            }),
+        ]
+    }
+
+    /// A cached joint: a [`similarity`], or a quarter turn about an axis at a point on an axis (exact zeros in the
+    /// cached values, so that a product left out or not changes the sign of a zero).
+    fn joint(t: f32) -> impl Strategy<Value = Affine3A> {
+        let axes = [Vec3::X, Vec3::Y, Vec3::Z];
+        prop_oneof![
+            3 => similarity(t, true),
+            1 => (0usize..3, 0..4, 0usize..3, -t..t).prop_map(move |(axis, k, along, x)| {
+                let q = Quat::from_axis_angle(axes[axis], k as f32 * std::f32::consts::FRAC_PI_2);
+                Affine3A::from_rotation_translation(q, axes[along] * x)
+            }),
+        ]
+    }
+
     /// `0..n` in an order drawn from `seed`: a Fisher–Yates shuffle driven by a linear congruential generator.
     fn shuffled(n: usize, seed: u64) -> Vec<u16> {
         let mut order: Vec<u16> = (0..n).map(|i| u16::try_from(i).expect("a short run")).collect();
@@ -1721,8 +1805,8 @@ mod tests {
         /// and write nothing outside their output.
         #[test]
         fn mat3x4_kernel_equals_the_portable_path(
-            joints in prop::collection::vec(similarity(50.0, true), 0..40),
-            t in prop::option::of(similarity(10.0, true)),
+            joints in prop::collection::vec(joint(50.0), 0..40),
+            t in prop::option::of(instance(10.0)),
             offset in 0usize..16,
             stream in any::<bool>(),
         ) {
@@ -1933,8 +2017,8 @@ mod tests {
         /// palettes (so more than one group of sixteen folds).
         #[test]
         fn qt_run_equals_its_scalar_twin(
-            poses in prop::collection::vec(prop::collection::vec(similarity(50.0, true), 5), 1..4),
-            palettes in prop::collection::vec((0usize..3, similarity(10.0, true), 0u8..8), 0..40),
+            poses in prop::collection::vec(prop::collection::vec(joint(50.0), 5), 1..4),
+            palettes in prop::collection::vec((0usize..3, instance(10.0), 0u8..8), 0..40),
             stream in any::<bool>(),
             offset in 0usize..16,
             seed in any::<u64>(),

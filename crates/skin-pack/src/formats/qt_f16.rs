@@ -334,14 +334,45 @@ impl QtFold {
         std::array::from_fn(|i| Self::from_parts([q[0][i], q[1][i], q[2][i], q[3][i]], s[i], &t[i].matrix3))
     }
 
-    /// The scalar twin of the AVX kernel for one joint: the same products and fused multiply-adds in the same
-    /// order, so the same bits (`f32::mul_add` rounds once, as `vfmadd` does). Returns `[q, (d, s)]` before the f16 clamp.
+    /// Whether `T` turns about the vertical axis only (+Y, glTF's up): `q_T = (0, y, 0, w)` and `L_T` has zeros
+    /// off the x–z plane's block (`L₀₁ = L₁₀ = L₁₂ = L₂₁ = 0`), as for a character standing on the ground, the usual
+    /// crowd. Its fold then skips the products with those zero coefficients ([`QtFold::apply`]): 14 multiplies and
+    /// fused multiply-adds per joint instead of 26.
+    #[inline(always)]
+    pub(crate) fn upright(&self) -> bool {
+        upright(self.q, &self.l)
+    }
+
+    /// The scalar twin of the AVX kernels for one joint: the same products and fused multiply-adds in the same
+    /// order, so the same bits (`f32::mul_add` rounds once, as `vfmadd` does). Returns `[q, (d, s)]` before the f16
+    /// clamp.
+    ///
+    /// Each component is a chain over the nonzero coefficients only when the fold is [`QtFold::upright`]: the
+    /// products with its zero coefficients are left out (so are they in the kernels). A left-out `0·v` changes
+    /// nothing but, where the sum is exactly zero, the sign of that zero (`−0 + +0` is `+0`), which decodes alike.
     #[inline(always)]
     pub(crate) fn apply(&self, q: [f32; 4], t: [f32; 3], s: f32) -> [Vec4; 2] {
+        let m = self.q_rows();
+        if self.upright() {
+            // Rows `[w, −0, y, 0]`, `[0, w, −0, y]`, `[−y, 0, w, 0]`, `[−0, −y, −0, w]`: terms 0 and 2 of rows 0 and
+            // 2, terms 1 and 3 of rows 1 and 3. `L_T` keeps `L₀₀, L₀₂`, `L₁₁` and `L₂₀, L₂₂`.
+            let two = |r: &[f32; 4], a: usize| r[a + 2].mul_add(q[a + 2], r[a] * q[a]);
+            let v = Vec4::new(two(&m[0], 0), two(&m[1], 1), two(&m[2], 0), two(&m[3], 1));
+            let v = if v.w.is_sign_negative() { -v } else { v };
+            let l = &self.l;
+            return [
+                v,
+                Vec4::new(
+                    l[0][2].mul_add(t[2], l[0][0] * t[0]),
+                    l[1][1] * t[1],
+                    l[2][2].mul_add(t[2], l[2][0] * t[0]),
+                    self.s * s,
+                ),
+            ];
+        }
         // Fused multiply-adds, innermost first, exactly as the kernel's `vfmadd` chain.
         let quat = |r: &[f32; 4]| r[3].mul_add(q[3], r[2].mul_add(q[2], r[1].mul_add(q[1], r[0] * q[0])));
         let rot = |r: &[f32; 3]| r[2].mul_add(t[2], r[1].mul_add(t[1], r[0] * t[0]));
-        let m = self.q_rows();
         let v = Vec4::new(quat(&m[0]), quat(&m[1]), quat(&m[2]), quat(&m[3]));
         // The hemisphere with w ≥ 0, by the sign bit as the kernel does (so −0 flips too).
         let v = if v.w.is_sign_negative() { -v } else { v };
@@ -350,6 +381,12 @@ impl QtFold {
             Vec4::new(rot(&self.l[0]), rot(&self.l[1]), rot(&self.l[2]), self.s * s),
         ]
     }
+}
+
+/// [`QtFold::upright`] of the fold with `q_T = q` and `L_T = l` (by rows).
+#[inline(always)]
+pub(crate) fn upright(q: [f32; 4], l: &[[f32; 3]; 3]) -> bool {
+    q[0] == 0.0 && q[2] == 0.0 && l[0][1] == 0.0 && l[1][0] == 0.0 && l[1][2] == 0.0 && l[2][1] == 0.0
 }
 
 /// `max_r Σ_c |m[r][c]|`, the infinity norm of a 3 × 3 matrix given by rows; NaN when any element is NaN (so a
@@ -707,6 +744,55 @@ fn linear_bound(l: &Mat3A) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A transform turned about +Y only (as `Affine3A::from_rotation_y` and `Quat::from_rotation_y` build it, scaled
+    /// and mirrored or not) folds upright; a turn with any other axis, or a non-uniform scale that skews, does not.
+    /// Upright folds skip the zero products: the same values, up to the sign of an exactly zero component.
+    #[test]
+    fn upright_folds() {
+        for a in [
+            0.0f32,
+            0.3,
+            -1.2,
+            std::f32::consts::FRAC_PI_2,
+            std::f32::consts::PI,
+            2.9,
+        ] {
+            for s in [1.0f32, 0.7, -2.0] {
+                let t = Affine3A::from_scale_rotation_translation(
+                    glam::Vec3::splat(s),
+                    Quat::from_rotation_y(a),
+                    glam::Vec3::X,
+                );
+                assert!(QtFold::new(&t).upright(), "{a} {s}");
+                assert!(QtFold::new(&Affine3A::from_rotation_y(a)).upright(), "{a}");
+            }
+            if a != 0.0 {
+                assert!(!QtFold::new(&Affine3A::from_rotation_x(a)).upright(), "{a}");
+                assert!(!QtFold::new(&Affine3A::from_rotation_z(a)).upright(), "{a}");
+                let tilted = Affine3A::from_quat(Quat::from_rotation_y(a) * Quat::from_rotation_x(0.1));
+                assert!(!QtFold::new(&tilted).upright(), "{a}");
+            }
+        }
+        // The upright chains against the full ones (the rows' zero coefficients included) on a joint without zeros:
+        // equal bits.
+        let fold = QtFold::new(&Affine3A::from_scale_rotation_translation(
+            glam::Vec3::splat(1.5),
+            Quat::from_rotation_y(0.8),
+            glam::Vec3::ZERO,
+        ));
+        let (q, t, s) = ([0.1f32, -0.5, 0.3, 0.8], [0.25f32, -1.5, 2.0], 1.25);
+        let full = |f: &QtFold| {
+            let m = f.q_rows();
+            let quat = |r: &[f32; 4]| r[3].mul_add(q[3], r[2].mul_add(q[2], r[1].mul_add(q[1], r[0] * q[0])));
+            let rot = |r: &[f32; 3]| r[2].mul_add(t[2], r[1].mul_add(t[1], r[0] * t[0]));
+            let v = Vec4::new(quat(&m[0]), quat(&m[1]), quat(&m[2]), quat(&m[3]));
+            let v = if v.w.is_sign_negative() { -v } else { v };
+            [v, Vec4::new(rot(&f.l[0]), rot(&f.l[1]), rot(&f.l[2]), f.s * s)]
+        };
+        assert!(fold.upright());
+        assert_eq!(fold.apply(q, t, s), full(&fold));
+    }
 
     #[test]
     fn layout_is_quaternion_then_translation_and_scale() {
