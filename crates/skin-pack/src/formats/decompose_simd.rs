@@ -547,9 +547,7 @@ mod tests {
             let (max_abs, t, s) = qt_prepare_pose(&pose, &joint_lanes, &ibm_lanes, n, blocks);
             prop_assert_eq!(poison == Vec4::ZERO, max_abs.is_finite(), "poison {} against {}", poison, max_abs);
             if poison == Vec4::ZERO {
-                header.fill(0.0);
-                header[0] = t;
-                header[1] = s;
+                crate::formats::qt_f16::write_header(header, t, s, blocks, n);
                 let mut plain = vec![f32::NAN; floats];
                 prepare_cached_portable(&rows, &mut plain);
                 let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -579,9 +577,7 @@ mod tests {
             let mut fast = vec![f32::NAN; floats];
             let (header, blocks) = fast.split_at_mut(crate::formats::qt_f16::QT_HEADER);
             let (t, s) = qt_prepare(&rows, blocks);
-            header.fill(0.0);
-            header[0] = t;
-            header[1] = s;
+            crate::formats::qt_f16::write_header(header, t, s, blocks, rows.len());
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             prop_assert_eq!(bits(&fast), bits(&plain));
         }

@@ -64,18 +64,18 @@ use std::arch::x86_64::{
     _mm_store_si128, _mm_storel_epi64, _mm_storeu_ps, _mm_storeu_si128, _mm_stream_ps, _mm_stream_si128,
     _mm_unpackhi_epi64, _mm_unpacklo_epi64, _mm256_and_ps, _mm256_broadcast_ps, _mm256_castsi256_si128,
     _mm256_cmpgt_epi32, _mm256_cvtps_ph, _mm256_extracti128_si256, _mm256_fmadd_ps, _mm256_loadu_ps,
-    _mm256_loadu2_m128, _mm256_maskstore_epi32, _mm256_mul_ps, _mm256_set_m128i, _mm256_set1_epi32, _mm256_set1_ps,
-    _mm256_setr_epi32, _mm256_setr_ps, _mm256_storeu_ps, _mm256_storeu_si256, _mm256_stream_ps, _mm256_stream_si256,
-    _mm256_unpackhi_epi16, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi16, _mm256_unpacklo_epi32,
-    _mm256_unpacklo_epi64, _mm256_xor_ps, _mm512_add_ps, _mm512_and_si512, _mm512_broadcast_f32x4, _mm512_castps_si512,
-    _mm512_castps128_ps512, _mm512_castsi256_si512, _mm512_castsi512_ps, _mm512_cvtps_ph, _mm512_fmadd_ps,
-    _mm512_fnmadd_ps, _mm512_inserti64x4, _mm512_loadu_ps, _mm512_mask_storeu_epi32, _mm512_mask_storeu_ps,
-    _mm512_maskz_loadu_ps, _mm512_maskz_permutexvar_ps, _mm512_max_ps, _mm512_mul_ps, _mm512_permutex2var_epi32,
-    _mm512_permutex2var_epi64, _mm512_permutex2var_ps, _mm512_permutexvar_epi64, _mm512_permutexvar_ps,
-    _mm512_reduce_add_ps, _mm512_reduce_max_ps, _mm512_set1_epi32, _mm512_set1_ps, _mm512_setr_epi32,
-    _mm512_setr_epi64, _mm512_setzero_ps, _mm512_store_ps, _mm512_store_si512, _mm512_storeu_ps, _mm512_storeu_si512,
-    _mm512_stream_ps, _mm512_stream_si512, _mm512_ternarylogic_epi32, _mm512_unpackhi_epi16, _mm512_unpackhi_epi32,
-    _mm512_unpacklo_epi16, _mm512_unpacklo_epi32,
+    _mm256_loadu2_m128, _mm256_maskstore_epi32, _mm256_mul_ps, _mm256_set_m128i, _mm256_set1_epi16, _mm256_set1_epi32,
+    _mm256_set1_ps, _mm256_setr_epi32, _mm256_setr_ps, _mm256_storeu_ps, _mm256_storeu_si256, _mm256_stream_ps,
+    _mm256_stream_si256, _mm256_unpackhi_epi16, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi16,
+    _mm256_unpacklo_epi32, _mm256_unpacklo_epi64, _mm256_xor_ps, _mm512_add_ps, _mm512_and_si512,
+    _mm512_broadcast_f32x4, _mm512_castps_si512, _mm512_castps128_ps512, _mm512_castsi256_si512, _mm512_castsi512_ps,
+    _mm512_cvtps_ph, _mm512_fmadd_ps, _mm512_fnmadd_ps, _mm512_inserti64x4, _mm512_loadu_ps, _mm512_mask_storeu_epi32,
+    _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_maskz_permutexvar_ps, _mm512_max_ps, _mm512_mul_ps,
+    _mm512_permutex2var_epi32, _mm512_permutex2var_epi64, _mm512_permutex2var_ps, _mm512_permutexvar_epi64,
+    _mm512_permutexvar_ps, _mm512_reduce_add_ps, _mm512_reduce_max_ps, _mm512_set1_epi32, _mm512_set1_ps,
+    _mm512_setr_epi32, _mm512_setr_epi64, _mm512_setzero_ps, _mm512_store_ps, _mm512_store_si512, _mm512_storeu_ps,
+    _mm512_storeu_si512, _mm512_stream_ps, _mm512_stream_si512, _mm512_ternarylogic_epi32, _mm512_unpackhi_epi16,
+    _mm512_unpackhi_epi32, _mm512_unpacklo_epi16, _mm512_unpacklo_epi32,
 };
 
 use glam::Vec4;
@@ -1183,18 +1183,20 @@ unsafe fn qt_kernel_avx512<const FOLD: bool, const UPRIGHT: bool>(
     stream: bool,
 ) {
     // SAFETY: as this function's contract.
-    unsafe { qt_blocks_avx512::<FOLD, UPRIGHT>(QtWideFold::new(f.q, f.l, f.s), blocks, out, stream) }
+    unsafe { qt_blocks_avx512::<FOLD, UPRIGHT>(QtWideFold::new(f.q, f.l, f.s), None, blocks, out, stream) }
 }
 
 /// The body of [`qt_kernel_avx512`], inlined into it and into [`qt_run_avx512`]'s palette loop.
 ///
 /// # Safety
 ///
-/// As [`qt_kernel_avx512`], and `f` is [`QtFold::upright`] when `UPRIGHT`. (Not a `#[target_feature]` function,
-/// so that it can be `#[inline(always)]`.)
+/// As [`qt_kernel_avx512`], and `f` is [`QtFold::upright`] when `UPRIGHT`. With `scale_code`, every joint's
+/// folded scale has that f16 code (`uniform_scale_code`), which is stored as it is: no multiply or conversion of
+/// the scales. (Not a `#[target_feature]` function, so that it can be `#[inline(always)]`.)
 #[inline(always)]
 unsafe fn qt_blocks_avx512<const FOLD: bool, const UPRIGHT: bool>(
     f: QtWideFold,
+    scale_code: Option<u16>,
     blocks: &[f32],
     out: &mut [QtF16],
     stream: bool,
@@ -1231,6 +1233,7 @@ unsafe fn qt_blocks_avx512<const FOLD: bool, const UPRIGHT: bool>(
             s: scale,
         } = f;
         let sign = _mm512_set1_epi32(i32::MIN);
+        let code = _mm256_set1_epi16(scale_code.unwrap_or(0) as i16);
         let wide = dst.cast::<__m512i>();
         let aligned = (wide as usize).is_multiple_of(64);
         for b in 0..n.div_ceil(QT_BLOCK) {
@@ -1308,7 +1311,11 @@ unsafe fn qt_blocks_avx512<const FOLD: bool, const UPRIGHT: bool>(
                 _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[4]),
                 _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[5]),
                 _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[6]),
-                _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[7]),
+                if FOLD && scale_code.is_some() {
+                    code
+                } else {
+                    _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(folded[7])
+                },
             ];
             if aligned {
                 // Entries `first..first + 16` are four whole lines inside `out` when the block is whole; the last
@@ -1396,10 +1403,11 @@ unsafe fn qt_run_avx512_kernel<'a>(
                     // `QtFolds::get`'s fields, each broadcast straight from memory.
                     let (q, l) = (folds.q(i), super::linear_rows(&t.matrix3));
                     let fold = QtWideFold::new(q, l, folds.s(i));
+                    let code = super::qt_f16::uniform_scale_code(folds.s(i), header[2], header[3]);
                     if super::qt_f16::upright(q, &l) {
-                        qt_blocks_avx512::<true, true>(fold, blocks, palette, stream);
+                        qt_blocks_avx512::<true, true>(fold, code, blocks, palette, stream);
                     } else {
-                        qt_blocks_avx512::<true, false>(fold, blocks, palette, stream);
+                        qt_blocks_avx512::<true, false>(fold, code, blocks, palette, stream);
                     }
                 }
             } else {
@@ -2017,7 +2025,7 @@ mod tests {
         /// palettes (so more than one group of sixteen folds).
         #[test]
         fn qt_run_equals_its_scalar_twin(
-            poses in prop::collection::vec(prop::collection::vec(joint(50.0), 5), 1..4),
+            poses in prop::collection::vec((prop::collection::vec(joint(50.0), 5), 0u8..3), 1..4),
             palettes in prop::collection::vec((0usize..3, instance(10.0), 0u8..8), 0..40),
             stream in any::<bool>(),
             offset in 0usize..16,
@@ -2027,6 +2035,22 @@ mod tests {
                 return Err(TestCaseError::reject("no AVX-512F"));
             };
             let joints = 5;
+            // Poses of kind 0 have one scale for all joints (the usual skeleton), whose folded scales share an f16
+            // code (`uniform_scale_code`): the kernel then stores the code.
+            let poses: Vec<Vec<Affine3A>> = poses
+                .into_iter()
+                .map(|(p, kind)| {
+                    if kind != 0 {
+                        return p;
+                    }
+                    p.iter()
+                        .map(|m| {
+                            let (_, r, t) = m.to_scale_rotation_translation();
+                            Affine3A::from_scale_rotation_translation(Vec3::splat(1.5), r, t)
+                        })
+                        .collect()
+                })
+                .collect();
             let rows: Vec<Vec<[Vec4; 3]>> = poses.iter().map(|p| p.iter().map(rows_of).collect()).collect();
             let aux: Vec<Vec<f32>> = rows
                 .iter()

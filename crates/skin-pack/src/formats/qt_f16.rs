@@ -464,9 +464,51 @@ pub(crate) fn prepare_cached_portable(rows: &[[Vec4; 3]], aux: &mut [f32]) {
             blocks[k / QT_BLOCK * QT_BLOCK_FLOATS + c * QT_BLOCK + qt_lane(k)] = 0.0;
         }
     }
+    write_header(header, max_t.max_element(), max_s.max_element(), blocks, rows.len());
+}
+
+/// Fills a pose's cached header ([`QT_HEADER`] floats) for its `n` joints' `blocks`: `[max |tᵢ|, max |s|, min s,
+/// max s, 0, …]`. The smallest and largest scale (signed; `+∞` and `−∞` without joints) let a palette find out that
+/// every joint's folded scale `s_T · s` has the same f16 code ([`uniform_scale_code`]).
+pub(crate) fn write_header(header: &mut [f32], max_t: f32, max_s: f32, blocks: &[f32], n: usize) {
+    let (mut lo, mut hi) = (Vec4::INFINITY, Vec4::NEG_INFINITY);
+    let (mut lo1, mut hi1) = (f32::INFINITY, f32::NEG_INFINITY);
+    for (b, block) in blocks
+        .chunks_exact(QT_BLOCK_FLOATS)
+        .take(n.div_ceil(QT_BLOCK))
+        .enumerate()
+    {
+        let scales = &block[7 * QT_BLOCK..8 * QT_BLOCK];
+        if n - b * QT_BLOCK >= QT_BLOCK {
+            for quad in scales.chunks_exact(4) {
+                let v = Vec4::from_slice(quad);
+                (lo, hi) = (lo.min(v), hi.max(v));
+            }
+        } else {
+            for k in b * QT_BLOCK..n {
+                let x = scales[qt_lane(k)];
+                (lo1, hi1) = (lo1.min(x), hi1.max(x));
+            }
+        }
+    }
     header.fill(0.0);
-    header[0] = max_t.max_element();
-    header[1] = max_s.max_element();
+    header[0] = max_t;
+    header[1] = max_s;
+    header[2] = lo.min_element().min(lo1);
+    header[3] = hi.max_element().max(hi1);
+}
+
+/// The f16 code that every joint's folded scale `s_T · s` rounds to when the pose's scales lie in
+/// `[s_min, s_max]` (its header's `min s` and `max s`) and both ends give the same finite, nonzero code; `None`
+/// otherwise. Rounding to f32 and then to f16 never decreases (or, for `s_T < 0`, never increases) with `s`, so
+/// each product between the ends rounds to that code: the AVX-512 kernel then stores the code instead of
+/// multiplying and converting the scales (the same bits, two of a block's conversions fewer). A nonzero code
+/// excludes the signed zeros, whose order the ends do not settle.
+#[inline(always)]
+pub(crate) fn uniform_scale_code(s_t: f32, s_min: f32, s_max: f32) -> Option<u16> {
+    let a = half::f16::from_f32(s_t * s_min).to_bits();
+    let b = half::f16::from_f32(s_t * s_max).to_bits();
+    (a == b && a & 0x7fff != 0 && a & 0x7c00 != 0x7c00).then_some(a)
 }
 
 impl PaletteFormat for QtF16 {
@@ -524,9 +566,7 @@ impl PaletteFormat for QtF16 {
         if super::decompose_simd::available() {
             let (header, blocks) = aux.split_at_mut(QT_HEADER);
             let (max_t, max_s) = super::decompose_simd::qt_prepare(rows, blocks);
-            header.fill(0.0);
-            header[0] = max_t;
-            header[1] = max_s;
+            write_header(header, max_t, max_s, blocks, rows.len());
             return;
         }
         prepare_cached_portable(rows, aux);
@@ -556,9 +596,7 @@ impl PaletteFormat for QtF16 {
                 n,
                 blocks,
             );
-            header.fill(0.0);
-            header[0] = max_t;
-            header[1] = max_s;
+            write_header(header, max_t, max_s, blocks, n);
             // NaN when an element is NaN or infinite, as the rows' poison sum.
             return (Vec4::splat(max_abs * 0.0), max_abs);
         }
@@ -744,6 +782,31 @@ fn linear_bound(l: &Mat3A) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The shared scale code: both ends rounding to one finite nonzero f16 code, with either sign of `s_T`.
+    #[test]
+    fn uniform_scale_codes() {
+        let one = half::f16::ONE.to_bits();
+        assert_eq!(uniform_scale_code(1.0, 0.999_999_9, 1.000_000_1), Some(one));
+        assert_eq!(uniform_scale_code(-2.0, 0.5, 0.500_01), Some(0xbc00));
+        assert_eq!(uniform_scale_code(1.0, 0.5, 1.0), None);
+        // f16's spacing above 1 is 2⁻¹⁰: 1 + 2⁻¹¹ is a tie (to 1), 1 + 2⁻¹¹ + 2⁻²⁰ rounds up.
+        assert_eq!(uniform_scale_code(1.0, 1.0, 1.0 + 2f32.powi(-11)), Some(one));
+        assert_eq!(
+            uniform_scale_code(1.0, 1.0, 1.0 + 2f32.powi(-11) + 2f32.powi(-20)),
+            None
+        );
+        for (s_t, lo, hi) in [
+            (0.0, 1.0, 1.0),
+            (1.0, -1e-9, 1e-9),
+            (1e-9, 1.0, 1.0),
+            (1e6, 1.0, 1.0),
+            (f32::NAN, 1.0, 1.0),
+            (1.0, f32::INFINITY, f32::NEG_INFINITY),
+        ] {
+            assert_eq!(uniform_scale_code(s_t, lo, hi), None, "{s_t} {lo} {hi}");
+        }
+    }
 
     /// A transform turned about +Y only (as `Affine3A::from_rotation_y` and `Quat::from_rotation_y` build it, scaled
     /// and mirrored or not) folds upright; a turn with any other axis, or a non-uniform scale that skews, does not.
