@@ -60,22 +60,22 @@
 
 use std::arch::x86_64::{
     __m128, __m128i, __m256, __m256i, __m512, __m512i, __mmask16, _MM_FROUND_TO_NEAREST_INT, _mm_castpd_si128,
-    _mm_castsi128_pd, _mm_cvtps_ph, _mm_fmadd_ps, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps, _mm_setr_ps, _mm_shuffle_pd,
-    _mm_store_si128, _mm_storel_epi64, _mm_storeu_ps, _mm_storeu_si128, _mm_stream_ps, _mm_stream_si128,
-    _mm_unpackhi_epi64, _mm_unpacklo_epi64, _mm256_and_ps, _mm256_broadcast_ps, _mm256_castsi256_si128,
-    _mm256_cmpgt_epi32, _mm256_cvtps_ph, _mm256_extracti128_si256, _mm256_fmadd_ps, _mm256_loadu_ps,
-    _mm256_loadu2_m128, _mm256_maskstore_epi32, _mm256_mul_ps, _mm256_set_m128i, _mm256_set1_epi16, _mm256_set1_epi32,
-    _mm256_set1_ps, _mm256_setr_epi32, _mm256_setr_ps, _mm256_storeu_ps, _mm256_storeu_si256, _mm256_stream_ps,
-    _mm256_stream_si256, _mm256_unpackhi_epi16, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi16,
-    _mm256_unpacklo_epi32, _mm256_unpacklo_epi64, _mm256_xor_ps, _mm512_add_ps, _mm512_and_si512,
-    _mm512_broadcast_f32x4, _mm512_castps_si512, _mm512_castps128_ps512, _mm512_castsi256_si512, _mm512_castsi512_ps,
-    _mm512_cvtps_ph, _mm512_fmadd_ps, _mm512_fnmadd_ps, _mm512_inserti64x4, _mm512_loadu_ps, _mm512_mask_storeu_epi32,
-    _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_maskz_permutexvar_ps, _mm512_max_ps, _mm512_mul_ps,
-    _mm512_permutex2var_epi32, _mm512_permutex2var_epi64, _mm512_permutex2var_ps, _mm512_permutexvar_epi64,
-    _mm512_permutexvar_ps, _mm512_reduce_add_ps, _mm512_reduce_max_ps, _mm512_set1_epi32, _mm512_set1_ps,
-    _mm512_setr_epi32, _mm512_setr_epi64, _mm512_setzero_ps, _mm512_store_ps, _mm512_store_si512, _mm512_storeu_ps,
-    _mm512_storeu_si512, _mm512_stream_ps, _mm512_stream_si512, _mm512_ternarylogic_epi32, _mm512_unpackhi_epi16,
-    _mm512_unpackhi_epi32, _mm512_unpacklo_epi16, _mm512_unpacklo_epi32,
+    _mm_castsi128_pd, _mm_cvtps_ph, _mm_cvtsi128_si32, _mm_fmadd_ps, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps,
+    _mm_setr_ps, _mm_shuffle_pd, _mm_store_si128, _mm_storel_epi64, _mm_storeu_ps, _mm_storeu_si128, _mm_stream_ps,
+    _mm_stream_si128, _mm_unpackhi_epi64, _mm_unpacklo_epi64, _mm256_and_ps, _mm256_broadcast_ps,
+    _mm256_castsi256_si128, _mm256_cmpgt_epi32, _mm256_cvtps_ph, _mm256_extracti128_si256, _mm256_fmadd_ps,
+    _mm256_loadu_ps, _mm256_loadu2_m128, _mm256_maskstore_epi32, _mm256_mul_ps, _mm256_set_m128i, _mm256_set1_epi16,
+    _mm256_set1_epi32, _mm256_set1_ps, _mm256_setr_epi32, _mm256_setr_ps, _mm256_storeu_ps, _mm256_storeu_si256,
+    _mm256_stream_ps, _mm256_stream_si256, _mm256_unpackhi_epi16, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64,
+    _mm256_unpacklo_epi16, _mm256_unpacklo_epi32, _mm256_unpacklo_epi64, _mm256_xor_ps, _mm512_add_ps,
+    _mm512_and_si512, _mm512_broadcast_f32x4, _mm512_castps_si512, _mm512_castps128_ps512, _mm512_castsi256_si512,
+    _mm512_castsi512_ps, _mm512_cvtps_ph, _mm512_fmadd_ps, _mm512_fnmadd_ps, _mm512_inserti64x4, _mm512_loadu_ps,
+    _mm512_mask_storeu_epi32, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_maskz_permutexvar_ps, _mm512_max_ps,
+    _mm512_mul_ps, _mm512_permutex2var_epi32, _mm512_permutex2var_epi64, _mm512_permutex2var_ps,
+    _mm512_permutexvar_epi64, _mm512_permutexvar_ps, _mm512_reduce_add_ps, _mm512_reduce_max_ps, _mm512_set1_epi32,
+    _mm512_set1_ps, _mm512_setr_epi32, _mm512_setr_epi64, _mm512_setzero_ps, _mm512_store_ps, _mm512_store_si512,
+    _mm512_storeu_ps, _mm512_storeu_si512, _mm512_stream_ps, _mm512_stream_si512, _mm512_ternarylogic_epi32,
+    _mm512_unpackhi_epi16, _mm512_unpackhi_epi32, _mm512_unpacklo_epi16, _mm512_unpacklo_epi32,
 };
 
 use glam::Vec4;
@@ -1403,7 +1403,13 @@ unsafe fn qt_run_avx512_kernel<'a>(
                     // `QtFolds::get`'s fields, each broadcast straight from memory.
                     let (q, l) = (folds.q(i), super::linear_rows(&t.matrix3));
                     let fold = QtWideFold::new(q, l, folds.s(i));
-                    let code = super::qt_f16::uniform_scale_code(folds.s(i), header[2], header[3]);
+                    // `uniform_scale_code`, both products converted at once.
+                    let ends = _mm_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm_mul_ps(
+                        _mm_set1_ps(folds.s(i)),
+                        _mm_setr_ps(header[2], header[3], 0.0, 0.0),
+                    ));
+                    let codes = _mm_cvtsi128_si32(ends) as u32;
+                    let code = super::qt_f16::shared_code(codes as u16, (codes >> 16) as u16);
                     if super::qt_f16::upright(q, &l) {
                         qt_blocks_avx512::<true, true>(fold, code, blocks, palette, stream);
                     } else {

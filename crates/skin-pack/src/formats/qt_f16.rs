@@ -504,10 +504,18 @@ pub(crate) fn write_header(header: &mut [f32], max_t: f32, max_s: f32, blocks: &
 /// each product between the ends rounds to that code: the AVX-512 kernel then stores the code instead of
 /// multiplying and converting the scales (the same bits, two of a block's conversions fewer). A nonzero code
 /// excludes the signed zeros, whose order the ends do not settle.
-#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code, reason = "the AVX-512 run converts with F16C itself"))]
 pub(crate) fn uniform_scale_code(s_t: f32, s_min: f32, s_max: f32) -> Option<u16> {
-    let a = half::f16::from_f32(s_t * s_min).to_bits();
-    let b = half::f16::from_f32(s_t * s_max).to_bits();
+    shared_code(
+        half::f16::from_f32(s_t * s_min).to_bits(),
+        half::f16::from_f32(s_t * s_max).to_bits(),
+    )
+}
+
+/// [`uniform_scale_code`] given the f16 codes `a` and `b` of the two ends' products (the AVX-512 run converts them
+/// with F16C, in line, where `half` would detect the CPU and call).
+#[inline(always)]
+pub(crate) fn shared_code(a: u16, b: u16) -> Option<u16> {
     (a == b && a & 0x7fff != 0 && a & 0x7c00 != 0x7c00).then_some(a)
 }
 
