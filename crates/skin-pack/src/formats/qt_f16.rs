@@ -850,6 +850,21 @@ mod tests {
                 assert!(!QtFold::new(&tilted).upright(), "{a}");
             }
         }
+        // Each of the six zeros is needed: a fold that breaks any one of them is not upright.
+        let yaw = QtFold::new(&Affine3A::from_rotation_y(0.3));
+        assert!(yaw.upright());
+        for k in 0..6 {
+            let mut f = yaw;
+            match k {
+                0 => f.q[0] = 0.1,
+                1 => f.q[2] = 0.1,
+                2 => f.l[0][1] = 0.1,
+                3 => f.l[1][0] = 0.1,
+                4 => f.l[1][2] = 0.1,
+                _ => f.l[2][1] = 0.1,
+            }
+            assert!(!f.upright(), "zero {k}");
+        }
         // The upright chains against the full ones (the rows' zero coefficients included) on a joint without zeros:
         // equal bits.
         let fold = QtFold::new(&Affine3A::from_scale_rotation_translation(
