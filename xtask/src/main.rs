@@ -17,6 +17,8 @@ mod inspect;
 mod skin;
 #[cfg(test)]
 mod tidy;
+#[cfg(test)]
+mod world_reference;
 
 use std::path::PathBuf;
 use std::process::Command;

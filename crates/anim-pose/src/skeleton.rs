@@ -19,12 +19,16 @@ pub const NO_PARENT: u16 = u16::MAX;
 /// # Invariants
 ///
 /// - Joints are in parent-before-child order: `parents[i] < i` or `parents[i] == NO_PARENT`.
-/// - Joint 0 is the single root: the lowest common ancestor of the skin's joints.
+/// - Joint 0 is the single root. The importer makes it the highest ancestor of the skin's joints that an
+///   animation of the file moves (translation, rotation or scale), or, when no ancestor moves, the lowest common
+///   ancestor of the skin's joints. An animated ancestor can be a plain node (a vehicle, a turntable, a rig's
+///   offset node) or a joint of another skin.
 /// - All per-joint vectors (`joint_names`, `parents`, `rest_pose`, `joint_nodes`) have `joint_count()` entries.
 /// - `skin_joints` and `inverse_bind_matrices` are in the glTF skin's joint order, which is the order that
 ///   mesh `JOINTS_n` attributes index; `skin_joints[k]` is the skeleton joint of skin joint `k`.
-/// - Joints that are not in the skin (nodes between two skin joints, or between a skin joint and the
-///   common root) are kept, so that the hierarchy is exact; they have no skin index.
+/// - Joints that are not in the skin (nodes between two skin joints, between a skin joint and the common
+///   ancestor, and from there up to the root) are kept, so that the hierarchy is exact and clips drive everything
+///   that moves; they have no skin index.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Skeleton {
     /// The skin's name, or `skin N` when it has none.
@@ -43,8 +47,9 @@ pub struct Skeleton {
     pub skin_joints: Vec<u16>,
     /// Inverse bind matrices in the skin's joint order; identity when the skin gives none.
     pub inverse_bind_matrices: Vec<Mat4>,
-    /// The world transform of the root joint's parent node: the product of all the skeleton's ancestors,
-    /// identity when the root is a scene root.
+    /// The world transform of the root joint's parent node: the product of all the skeleton's ancestors, which
+    /// no animation moves (the importer takes animated ancestors in as joints), identity when the root is a
+    /// scene root.
     ///
     /// Following the glTF rule, a joint's world matrix is `root_transform * model_space[joint]`,
     /// and the transform of the node that holds the skinned mesh is ignored.

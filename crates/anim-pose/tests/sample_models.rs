@@ -224,7 +224,25 @@ fn recursive_skeletons_share_one_mesh() {
             .iter()
             .all(|c| c.name == "Track0" && (c.duration - 2.0).abs() < 1e-3)
     );
-    assert_eq!(model.clips.iter().map(|c| c.channels.len()).sum::<usize>(), 840);
+    // Each skin hangs under joints of other skins that the animation turns, so each skeleton takes those ancestors
+    // in as joints without a skin index, and its clip drives them: every joint of every skeleton has its rotation
+    // channel, and the 840 channels of the file are shared among the skeletons that hang under them.
+    for clip in &model.clips {
+        let skeleton = &model.skeletons[clip.skeleton];
+        assert_eq!(
+            clip.channels.len(),
+            skeleton.joint_count(),
+            "skeleton '{}'",
+            skeleton.name
+        );
+    }
+    let deepest = model
+        .skeletons
+        .iter()
+        .map(|s| s.joint_count() - s.skin_joint_count())
+        .max();
+    assert_eq!(deepest, Some(20), "the most ancestors a skeleton takes in");
+    assert_eq!(model.clips.iter().map(|c| c.channels.len()).sum::<usize>(), 2280);
 }
 
 #[test]

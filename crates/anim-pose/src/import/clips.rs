@@ -243,6 +243,22 @@ pub(super) fn check_animations(src: &Source<'_>) -> Result<()> {
     Ok(())
 }
 
+/// The nodes whose translation, rotation or scale some animation targets. Indices are not checked here:
+/// [`check_animations`] reports a channel that targets a node that does not exist.
+pub(super) fn animated_nodes(root: &json::Root) -> HashSet<usize> {
+    root.animations
+        .iter()
+        .flat_map(|a| &a.channels)
+        .filter(|c| {
+            matches!(
+                c.target.path,
+                Checked::Valid(GltfProperty::Translation | GltfProperty::Rotation | GltfProperty::Scale)
+            )
+        })
+        .map(|c| c.target.node.value())
+        .collect()
+}
+
 /// Builds one clip per (animation, skeleton that it animates), in animation order, then skeleton order.
 ///
 /// # Errors

@@ -90,8 +90,9 @@ pub fn import_slice(bytes: &[u8], base_dir: Option<&Path>) -> Result<Model> {
     };
     src.accessors = validate::read_all_accessors(&src)?;
     validate::check_nodes_and_scenes(&src)?;
+    let animated = clips::animated_nodes(&src.root);
     let skeletons = (0..src.root.skins.len())
-        .map(|s| skeleton::build_skeleton(&src, s))
+        .map(|s| skeleton::build_skeleton(&src, s, &animated))
         .collect::<Result<Vec<_>>>()?;
     meshes::check_meshes(&mut src, &skeletons)?;
     clips::check_animations(&src)?;

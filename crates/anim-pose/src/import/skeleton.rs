@@ -1,9 +1,12 @@
 //! Skeletons: one per glTF skin, with the joint layout that [`Skeleton`] documents.
 //!
-//! The joints are the skin's joints plus every node on the path from a skin joint up to the lowest
-//! common ancestor of all skin joints, which becomes joint 0. When the skin's own order is already
-//! parent-before-child, starts at that ancestor and needs no extra nodes, it is kept exactly; otherwise
-//! the joints are sorted by depth, stably.
+//! The joints are the skin's joints, every node on the path from a skin joint up to the lowest common
+//! ancestor of all skin joints, and every node from there up to the highest ancestor that an animation
+//! moves (a vehicle, a turntable, a rig's offset node, or a joint of another skin). The topmost of these
+//! becomes joint 0, and the static part above it is the skeleton's `root_transform`, so that a clip drives
+//! everything that glTF puts into a joint's world matrix. When the skin's own order is already
+//! parent-before-child, starts at the root and needs no extra nodes, it is kept exactly; otherwise the
+//! joints are sorted by depth, stably.
 
 use std::collections::{HashMap, HashSet};
 
@@ -26,14 +29,15 @@ pub(super) fn skin_name(root: &json::Root, index: usize) -> String {
     }
 }
 
-/// Builds and validates the skeleton of skin `index`.
+/// Builds and validates the skeleton of skin `index`. `animated` holds the nodes whose translation, rotation or
+/// scale some animation targets.
 ///
 /// # Errors
 ///
 /// [`Error::Invalid`] naming the skin when it has no joints, a joint twice or unresolved, joints without
 /// a common root, a `skeleton` that is not a common root, more than [`MAX_JOINTS`] joints, or inverse bind
 /// matrices of the wrong count, format or values; or naming a joint node whose transform is invalid.
-pub(super) fn build_skeleton(src: &Source<'_>, index: usize) -> Result<Skeleton> {
+pub(super) fn build_skeleton(src: &Source<'_>, index: usize, animated: &HashSet<usize>) -> Result<Skeleton> {
     let root = &src.root;
     let object = skin_name(root, index);
     let skin = root
@@ -98,9 +102,27 @@ pub(super) fn build_skeleton(src: &Source<'_>, index: usize) -> Result<Skeleton>
             ));
         }
     }
-    // The joint nodes: skin joints in order, then the extra nodes on the paths up to the common root.
+    // The root: the highest animated ancestor of the common root, or the common root itself.
+    let mut top = lca;
+    let mut above = h.parent(lca);
+    while let Some(node) = above {
+        if animated.contains(&node) {
+            top = node;
+        }
+        above = h.parent(node);
+    }
+    // The joint nodes: skin joints in order, then the nodes from the common root's parent up to the root, then
+    // the extra nodes on the paths from the skin joints up to the common root.
     let mut nodes: Vec<usize> = joints.clone();
     let mut in_set: HashSet<usize> = joints.iter().copied().collect();
+    let mut current = lca;
+    while current != top && nodes.len() <= MAX_JOINTS {
+        let Some(parent) = h.parent(current) else { break };
+        if in_set.insert(parent) {
+            nodes.push(parent);
+        }
+        current = parent;
+    }
     for &joint in &joints {
         let mut current = joint;
         while current != lca {
@@ -120,13 +142,13 @@ pub(super) fn build_skeleton(src: &Source<'_>, index: usize) -> Result<Skeleton>
         return Err(Error::invalid(
             &object,
             format!(
-                "needs {} joints (with the nodes between its joints), more than the limit of {MAX_JOINTS}",
+                "needs {} joints (with the nodes between its joints and its animated ancestors), more than the limit of {MAX_JOINTS}",
                 nodes.len()
             ),
         ));
     }
     let keep_order = nodes.len() == joints.len()
-        && joints.first() == Some(&lca)
+        && joints.first() == Some(&top)
         && joints
             .iter()
             .enumerate()
@@ -146,7 +168,7 @@ pub(super) fn build_skeleton(src: &Source<'_>, index: usize) -> Result<Skeleton>
     let mut rest_pose = Vec::with_capacity(nodes.len());
     let mut joint_names = Vec::with_capacity(nodes.len());
     for &node in &nodes {
-        let parent = if node == lca {
+        let parent = if node == top {
             NO_PARENT
         } else {
             h.parent(node).and_then(|p| joint_of.get(&p).copied()).ok_or_else(|| {
@@ -174,7 +196,7 @@ pub(super) fn build_skeleton(src: &Source<'_>, index: usize) -> Result<Skeleton>
         joint_nodes: nodes,
         skin_joints,
         inverse_bind_matrices,
-        root_transform: h.parent_world_matrix(root, lca),
+        root_transform: h.parent_world_matrix(root, top),
     };
     skeleton
         .validate()
@@ -274,6 +296,53 @@ mod tests {
         assert!(s.rest_pose[3].scale.abs_diff_eq(Vec3::splat(2.0), 1e-6));
         assert_eq!(s.root_transform, Mat4::from_translation(Vec3::new(0.0, 0.0, 5.0)));
         assert_eq!(s.inverse_bind_matrices, vec![Mat4::IDENTITY; 3]);
+    }
+
+    #[test]
+    fn takes_in_animated_ancestors_up_to_the_highest() {
+        // Node 0 (static, translated) > 1 (animated turntable) > 2 (static matrix, non-uniform scale)
+        // > 3 (animated offset) > 4 (the skin's common root, not in the skin) > 5 and 6 (the skin's joints).
+        // An animation also moves node 7, a scene root beside the rig, which no skeleton takes in.
+        let mut doc = DocBuilder::default();
+        let times = doc.floats("SCALAR", 1, &[0.0, 1.0]);
+        let turns = doc.floats("VEC4", 4, &[0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0]);
+        let slides = doc.floats("VEC3", 3, &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+        let text = doc.finish(&format!(
+            r#""nodes":[{{"translation":[0,0,5],"children":[1]}},{{"children":[2]}},
+                {{"matrix":[2,0,0,0, 0,1,0,0, 0,0,3,0, 0,1,0,1],"children":[3]}},{{"children":[4]}},{{"children":[5,6]}},
+                {{"name":"a"}},{{"name":"b"}},{{}}],
+               "skins":[{{"joints":[6,5]}}],
+               "animations":[{{"samplers":[{{"input":{times},"output":{turns}}},{{"input":{times},"output":{slides}}}],
+                 "channels":[{{"sampler":0,"target":{{"node":1,"path":"rotation"}}}},
+                             {{"sampler":1,"target":{{"node":3,"path":"translation"}}}},
+                             {{"sampler":1,"target":{{"node":7,"path":"translation"}}}}]}}]"#
+        ));
+        let model = import_slice(text.as_bytes(), None).expect("valid document");
+        let s = &model.skeletons[0];
+        assert_eq!(s.joint_nodes, vec![1, 2, 3, 4, 6, 5]);
+        assert_eq!(s.parents, vec![NO_PARENT, 0, 1, 2, 3, 3]);
+        assert_eq!(
+            s.skin_joints,
+            vec![4, 5],
+            "the skin's own joints keep their skin indices"
+        );
+        assert_eq!(
+            s.root_transform,
+            Mat4::from_translation(Vec3::new(0.0, 0.0, 5.0)),
+            "only the static part above the highest animated ancestor"
+        );
+        assert!(s.rest_pose[1].scale.abs_diff_eq(Vec3::new(2.0, 1.0, 3.0), 1e-6));
+        let clip = &model.clips[0];
+        let targets: Vec<u16> = clip.channels.iter().map(|c| c.joint).collect();
+        assert_eq!(targets, vec![0, 2], "the ancestors' channels drive the skeleton");
+        assert!(
+            model
+                .warnings
+                .iter()
+                .any(|w| w.message.contains("1 channels target nodes that are not joints")),
+            "{:?}",
+            model.warnings
+        );
     }
 
     #[test]

@@ -1,0 +1,338 @@
+//! An independent glTF world-space evaluator, for tests: skinned vertex positions computed with the plainest
+//! formula of the glTF specification, sharing no code with `anim_pose`.
+//!
+//! It reads the GLB container and the JSON with `serde_json` alone, reads accessors itself, evaluates the
+//! animation's samplers at `t` (STEP, LINEAR with shortest-path slerp, CUBICSPLINE), walks the node tree from the
+//! default scene's roots multiplying local matrices in f64, and for every node that draws a mesh with a skin sums
+//! `w · world(joint) · IBM · p` over each vertex's influences, ignoring the mesh node's own transform.
+//! [`tests`] compares `cargo xtask skin`'s exact and runtime paths against it.
+
+use std::collections::HashMap;
+
+use glam::{DMat4, DQuat, DVec3, DVec4};
+use serde_json::Value;
+
+/// A GLB file: its JSON and its binary chunk.
+pub struct Glb {
+    json: Value,
+    bin: Vec<u8>,
+}
+
+/// The skinned positions of one primitive drawn by one node, as [`crate::skin::MeshPositions`] orders them.
+pub struct Skinned {
+    /// The node that draws the primitive.
+    pub node: usize,
+    /// The primitive index within the node's mesh.
+    pub primitive: usize,
+    /// World-space positions.
+    pub positions: Vec<DVec3>,
+}
+
+/// The four 32-bit words of a GLB chunk header or file header, little-endian.
+fn word(bytes: &[u8], at: usize) -> usize {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes")) as usize
+}
+
+impl Glb {
+    /// Splits a GLB file into its JSON and binary chunks.
+    ///
+    /// # Panics
+    ///
+    /// On anything but a well-formed GLB with a JSON chunk (tests feed it valid files).
+    pub fn parse(bytes: &[u8]) -> Self {
+        assert_eq!(&bytes[..4], b"glTF", "not a GLB file");
+        let json_len = word(bytes, 12);
+        assert_eq!(&bytes[16..20], b"JSON");
+        let json = serde_json::from_slice(&bytes[20..20 + json_len]).expect("valid JSON");
+        let rest = 20 + json_len;
+        let bin = if bytes.len() > rest {
+            let len = word(bytes, rest);
+            bytes[rest + 8..rest + 8 + len].to_vec()
+        } else {
+            Vec::new()
+        };
+        Self { json, bin }
+    }
+
+    fn get(&self, kind: &str, index: usize) -> &Value {
+        &self.json[kind][index]
+    }
+
+    /// Accessor `index` as rows of f64 components (normalized integers mapped to `[0, 1]` or `[-1, 1]`).
+    fn accessor(&self, index: usize) -> Vec<Vec<f64>> {
+        let a = self.get("accessors", index);
+        assert!(a.get("sparse").is_none(), "sparse accessors are not read here");
+        let count = a["count"].as_u64().expect("a count") as usize;
+        let components = match a["type"].as_str().expect("a type") {
+            "SCALAR" => 1,
+            "VEC2" => 2,
+            "VEC3" => 3,
+            "VEC4" => 4,
+            "MAT4" => 16,
+            other => panic!("accessor type {other} is not read here"),
+        };
+        let component_type = a["componentType"].as_u64().expect("a component type");
+        let size = match component_type {
+            5120 | 5121 => 1,
+            5122 | 5123 => 2,
+            5125 | 5126 => 4,
+            other => panic!("component type {other}"),
+        };
+        let normalized = a["normalized"].as_bool().unwrap_or(false);
+        let Some(view) = a["bufferView"].as_u64() else {
+            return vec![vec![0.0; components]; count];
+        };
+        let view = self.get("bufferViews", view as usize);
+        assert_eq!(
+            view["buffer"].as_u64(),
+            Some(0),
+            "only the GLB's own buffer is read here"
+        );
+        let start = view["byteOffset"].as_u64().unwrap_or(0) as usize + a["byteOffset"].as_u64().unwrap_or(0) as usize;
+        let stride = view["byteStride"].as_u64().map_or(components * size, |s| s as usize);
+        (0..count)
+            .map(|i| {
+                (0..components)
+                    .map(|c| {
+                        let at = start + i * stride + c * size;
+                        let b = &self.bin[at..at + size];
+                        let raw = match component_type {
+                            5120 => f64::from(b[0] as i8),
+                            5121 => f64::from(b[0]),
+                            5122 => f64::from(i16::from_le_bytes([b[0], b[1]])),
+                            5123 => f64::from(u16::from_le_bytes([b[0], b[1]])),
+                            5125 => f64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                            _ => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                        };
+                        match (normalized, component_type) {
+                            (true, 5120) => (raw / 127.0).max(-1.0),
+                            (true, 5121) => raw / 255.0,
+                            (true, 5122) => (raw / 32767.0).max(-1.0),
+                            (true, 5123) => raw / 65535.0,
+                            _ => raw,
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The local matrix of every node at time `t` of `animation` (the rest pose for `None`).
+    fn local_matrices(&self, animation: Option<usize>, t: f64) -> Vec<DMat4> {
+        let nodes = self.json["nodes"].as_array().map_or(&[][..], Vec::as_slice);
+        let floats = |v: &Value, n: usize, default: &[f64]| -> Vec<f64> {
+            v.as_array().map_or_else(
+                || default.to_vec(),
+                |a| a.iter().take(n).map(|x| x.as_f64().expect("a number")).collect(),
+            )
+        };
+        let mut trs: Vec<(DVec3, DQuat, DVec3)> = Vec::with_capacity(nodes.len());
+        let mut matrices: Vec<Option<DMat4>> = Vec::with_capacity(nodes.len());
+        for node in nodes {
+            let matrix = node.get("matrix").map(|m| DMat4::from_cols_slice(&floats(m, 16, &[])));
+            let t = floats(&node["translation"], 3, &[0.0; 3]);
+            let r = floats(&node["rotation"], 4, &[0.0, 0.0, 0.0, 1.0]);
+            let s = floats(&node["scale"], 3, &[1.0; 3]);
+            trs.push((
+                DVec3::from_slice(&t),
+                DQuat::from_xyzw(r[0], r[1], r[2], r[3]).normalize(),
+                DVec3::from_slice(&s),
+            ));
+            matrices.push(matrix);
+        }
+        if let Some(a) = animation {
+            let animation = self.get("animations", a);
+            for channel in animation["channels"].as_array().expect("channels") {
+                let node = channel["target"]["node"].as_u64().expect("a target node") as usize;
+                let path = channel["target"]["path"].as_str().expect("a path");
+                if path == "weights" {
+                    continue;
+                }
+                let sampler = &animation["samplers"][channel["sampler"].as_u64().expect("a sampler") as usize];
+                let v = self.sample(sampler, path == "rotation", t);
+                // An animated node has no matrix (glTF); its TRS replaces the rest values.
+                matrices[node] = None;
+                match path {
+                    "translation" => trs[node].0 = v.truncate(),
+                    "rotation" => trs[node].1 = DQuat::from_vec4(v),
+                    _ => trs[node].2 = v.truncate(),
+                }
+            }
+        }
+        trs.iter()
+            .zip(matrices)
+            .map(|(&(t, r, s), m)| m.unwrap_or_else(|| DMat4::from_scale_rotation_translation(s, r, t)))
+            .collect()
+    }
+
+    /// A sampler's value at `t`: `(x, y, z, 0)` for vectors, a unit `(x, y, z, w)` for rotations.
+    fn sample(&self, sampler: &Value, rotation: bool, t: f64) -> DVec4 {
+        let times: Vec<f64> = self
+            .accessor(sampler["input"].as_u64().expect("an input") as usize)
+            .into_iter()
+            .map(|v| v[0])
+            .collect();
+        let values: Vec<DVec4> = self
+            .accessor(sampler["output"].as_u64().expect("an output") as usize)
+            .into_iter()
+            .map(|v| DVec4::new(v[0], v[1], v[2], v.get(3).copied().unwrap_or(0.0)))
+            .collect();
+        let mode = sampler["interpolation"].as_str().unwrap_or("LINEAR");
+        let cubic = mode == "CUBICSPLINE";
+        let key = |k: usize| if cubic { values[3 * k + 1] } else { values[k] };
+        let n = times.len();
+        let v = if t <= times[0] {
+            key(0)
+        } else if t >= times[n - 1] {
+            key(n - 1)
+        } else {
+            let k = times.iter().rposition(|&k| k <= t).expect("t is after the first key");
+            let dt = times[k + 1] - times[k];
+            let u = (t - times[k]) / dt;
+            match mode {
+                "STEP" => key(k),
+                "CUBICSPLINE" => {
+                    let (p0, m0) = (values[3 * k + 1], values[3 * k + 2] * dt);
+                    let (p1, m1) = (values[3 * k + 4], values[3 * k + 3] * dt);
+                    let (u2, u3) = (u * u, u * u * u);
+                    p0 * (2.0 * u3 - 3.0 * u2 + 1.0)
+                        + m0 * (u3 - 2.0 * u2 + u)
+                        + p1 * (3.0 * u2 - 2.0 * u3)
+                        + m1 * (u3 - u2)
+                }
+                _ if rotation => {
+                    let (a, mut b) = (key(k).normalize(), key(k + 1).normalize());
+                    if a.dot(b) < 0.0 {
+                        b = -b;
+                    }
+                    let theta = a.dot(b).clamp(-1.0, 1.0).acos();
+                    if theta < 1e-9 {
+                        a
+                    } else {
+                        (a * ((1.0 - u) * theta).sin() + b * (u * theta).sin()) / theta.sin()
+                    }
+                }
+                _ => key(k) + (key(k + 1) - key(k)) * u,
+            }
+        };
+        if rotation {
+            v.normalize()
+        } else {
+            v.truncate().extend(0.0)
+        }
+    }
+
+    /// World matrices of the nodes reached from the default scene's roots (scene 0 when the file names none),
+    /// and those nodes in depth-first order, children in the order listed.
+    fn world_matrices(&self, local: &[DMat4]) -> (HashMap<usize, DMat4>, Vec<usize>) {
+        let scene = self.json["scene"].as_u64().unwrap_or(0) as usize;
+        let roots = self.json["scenes"][scene]["nodes"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let mut world = HashMap::new();
+        let mut order = Vec::new();
+        let mut stack: Vec<(usize, DMat4)> = roots
+            .iter()
+            .rev()
+            .map(|r| (r.as_u64().expect("a node") as usize, DMat4::IDENTITY))
+            .collect();
+        while let Some((node, parent)) = stack.pop() {
+            let m = parent * local[node];
+            world.insert(node, m);
+            order.push(node);
+            let children = self.get("nodes", node)["children"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            stack.extend(children.iter().rev().map(|c| (c.as_u64().expect("a node") as usize, m)));
+        }
+        (world, order)
+    }
+
+    /// Every skinned primitive of the default scene at time `t` of `animation`, in depth-first node order and
+    /// mesh primitive order.
+    pub fn skinned(&self, animation: Option<usize>, t: f64) -> Vec<Skinned> {
+        let local = self.local_matrices(animation, t);
+        let (world, order) = self.world_matrices(&local);
+        let mut out = Vec::new();
+        for node in order {
+            let n = self.get("nodes", node);
+            let (Some(mesh), Some(skin)) = (n["mesh"].as_u64(), n["skin"].as_u64()) else {
+                continue;
+            };
+            let skin = self.get("skins", skin as usize);
+            let joints: Vec<usize> = skin["joints"]
+                .as_array()
+                .expect("joints")
+                .iter()
+                .map(|j| j.as_u64().expect("a joint node") as usize)
+                .collect();
+            let ibms: Vec<DMat4> = match skin["inverseBindMatrices"].as_u64() {
+                Some(a) => self
+                    .accessor(a as usize)
+                    .iter()
+                    .map(|m| DMat4::from_cols_slice(m))
+                    .collect(),
+                None => vec![DMat4::IDENTITY; joints.len()],
+            };
+            let joint_matrices: Vec<DMat4> = joints.iter().zip(&ibms).map(|(j, ibm)| world[j] * *ibm).collect();
+            let primitives = self.get("meshes", mesh as usize)["primitives"]
+                .as_array()
+                .expect("primitives");
+            for (p, primitive) in primitives.iter().enumerate() {
+                let attribute = |name: &str| {
+                    let index = primitive["attributes"][name]
+                        .as_u64()
+                        .unwrap_or_else(|| panic!("no {name}"));
+                    self.accessor(index as usize)
+                };
+                let (positions, joint_sets, weights) =
+                    (attribute("POSITION"), attribute("JOINTS_0"), attribute("WEIGHTS_0"));
+                let skinned = positions
+                    .iter()
+                    .zip(&joint_sets)
+                    .zip(&weights)
+                    .map(|((p, js), ws)| {
+                        let p = DVec3::from_slice(p);
+                        js.iter()
+                            .zip(ws)
+                            .map(|(&j, &w)| w * joint_matrices[j as usize].transform_point3(p))
+                            .sum()
+                    })
+                    .collect();
+                out.push(Skinned {
+                    node,
+                    primitive: p,
+                    positions: skinned,
+                });
+            }
+        }
+        out
+    }
+}
+
+/// A GLB file of `doc` with `bin` as its buffer 0 (whose `byteLength` is set here), both chunks padded to 4 bytes.
+pub fn glb_bytes(mut doc: Value, mut bin: Vec<u8>) -> Vec<u8> {
+    while !bin.len().is_multiple_of(4) {
+        bin.push(0);
+    }
+    doc["buffers"] = serde_json::json!([{"byteLength": bin.len()}]);
+    let mut json_chunk = serde_json::to_vec(&doc).expect("serializes");
+    while !json_chunk.len().is_multiple_of(4) {
+        json_chunk.push(b' ');
+    }
+    let total = 12 + 8 + json_chunk.len() + 8 + bin.len();
+    let word = |n: usize| u32::try_from(n).expect("small").to_le_bytes();
+    let mut glb = Vec::with_capacity(total);
+    glb.extend_from_slice(b"glTF");
+    glb.extend_from_slice(&word(2));
+    glb.extend_from_slice(&word(total));
+    glb.extend_from_slice(&word(json_chunk.len()));
+    glb.extend_from_slice(b"JSON");
+    glb.extend_from_slice(&json_chunk);
+    glb.extend_from_slice(&word(bin.len()));
+    glb.extend_from_slice(b"BIN\0");
+    glb.extend_from_slice(&bin);
+    glb
+}
