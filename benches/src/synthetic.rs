@@ -1,5 +1,6 @@
 //! A generated 67-joint humanoid skeleton and a one-second looping clip that animates every joint, for
-//! like-for-like figures against ozz-animation's 67-joint reference measurements.
+//! like-for-like figures against ozz-animation's 67-joint reference measurements; and a capture-like clip for any
+//! skeleton, keyed at jittered times that only a frame-time table holds.
 
 use anim_pose::{Channel, Clip, Interpolation, NO_PARENT, Property, Skeleton, Transform};
 use glam::{Quat, Vec3, Vec4};
@@ -105,6 +106,58 @@ pub fn clip_for(skeleton: &Skeleton) -> Clip {
         animation: 0,
         skeleton: 0,
         duration: 1.0,
+        channels,
+    };
+    clip.validate(skeleton).expect("the generated clip is valid");
+    clip
+}
+
+/// A capture-like clip of `skeleton` over `seconds`: every joint's rotation keyed at about 37.5 Hz with ±0.2%
+/// jitter in each interval (one key list shared by every channel, as motion-capture exporters write), turning at
+/// up to 25 rad/s, and the root walking. No uniform rate up to 240 Hz holds it within the default budget, so its
+/// runtime clip is a key-time table.
+pub fn capture_clip_for(skeleton: &Skeleton, seconds: f32) -> Clip {
+    let mut times = vec![0.0f32];
+    let mut k = 0u32;
+    while times[times.len() - 1] < seconds {
+        // A fixed, irregular jitter in [-0.2%, 0.2%] from the golden ratio's fractional multiples.
+        k += 1;
+        let jitter = 0.004 * ((k as f32 * 0.618_034).fract() - 0.5);
+        times.push(times[times.len() - 1] + (1.0 + jitter) / 37.5);
+    }
+    let mut channels = Vec::new();
+    for j in 0..skeleton.joint_count() {
+        let amplitude = 0.3 + 0.1 * (j % 5) as f32;
+        let omega = (25.0 / amplitude) * (0.4 + 0.6 * ((j as f32 * 0.73).sin().abs()));
+        let axis = Vec3::new((j as f32).sin(), 1.0, (j as f32 * 1.7).cos()).normalize();
+        let values = times
+            .iter()
+            .map(|&t| Vec4::from(Quat::from_axis_angle(axis, amplitude * (omega * t + j as f32).sin())))
+            .collect();
+        channels.push(Channel {
+            joint: j as u16,
+            property: Property::Rotation,
+            interpolation: Interpolation::Linear,
+            times: times.clone(),
+            values,
+        });
+    }
+    let root = times
+        .iter()
+        .map(|&t| Vec4::new(0.2 * (0.7 * t).sin(), 0.95 + 0.03 * (11.0 * t).cos(), 1.3 * t, 0.0))
+        .collect();
+    channels.push(Channel {
+        joint: 0,
+        property: Property::Translation,
+        interpolation: Interpolation::Linear,
+        times: times.clone(),
+        values: root,
+    });
+    let clip = Clip {
+        name: "capture".into(),
+        animation: 0,
+        skeleton: 0,
+        duration: times[times.len() - 1],
         channels,
     };
     clip.validate(skeleton).expect("the generated clip is valid");

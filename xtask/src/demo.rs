@@ -190,8 +190,8 @@ fn runtime_section(sk: &anim_pose::Skeleton, clips: &[&Clip]) -> Result<()> {
         options.budget.rotation
     );
     println!(
-        "  {:<10} {:>8} {:>7} {:>9} {:>10} {:>10} {:>8} {:>22}",
-        "clip", "rate", "frames", "bytes", "err (mm)", "err (rad)", "loops", "max joint diff (mm)"
+        "  {:<10} {:<22} {:>8} {:>7} {:>9} {:>10} {:>10} {:>8} {:>22}",
+        "clip", "frames at", "rate", "frames", "bytes", "err (mm)", "err (rad)", "loops", "max joint diff (mm)"
     );
     let mut runtime = Vec::with_capacity(clips.len());
     let mut local = vec![Transform::IDENTITY; sk.joint_count()];
@@ -226,8 +226,9 @@ fn runtime_section(sk: &anim_pose::Skeleton, clips: &[&Clip]) -> Result<()> {
         }
         let e = rt.error();
         println!(
-            "  {:<10} {:>6.1}Hz {:>7} {:>9} {:>10.4} {:>10.5} {:>8} {:>22.4}",
+            "  {:<10} {:<22} {:>6.1}Hz {:>7} {:>9} {:>10.4} {:>10.5} {:>8} {:>22.4}",
             rt.name(),
+            rt.frame_spacing().to_string(),
             rt.rate_hz(),
             rt.frame_count(),
             rt.memory_bytes(),
@@ -236,6 +237,9 @@ fn runtime_section(sk: &anim_pose::Skeleton, clips: &[&Clip]) -> Result<()> {
             if rt.is_looping() { "yes" } else { "no" },
             worst * 1e3
         );
+        if let Some(w) = rt.warning() {
+            println!("  warning: {w}");
+        }
         runtime.push(rt);
     }
     // A pose pool of every clip with 16 slots, and 10,000 instances spread over clips and phases.

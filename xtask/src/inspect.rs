@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anim_pose::{Clip, Model, NO_PARENT, RuntimeClip, RuntimeClipOptions, Skeleton};
+use anim_pose::{Clip, FrameSpacing, Model, NO_PARENT, RuntimeClip, RuntimeClipOptions, Skeleton};
 use anyhow::{Context, Result};
 
 /// Imports `path` and prints the report; an import error becomes the command's error.
@@ -144,7 +144,8 @@ fn write_tree(s: &mut String, sk: &Skeleton) {
     }
 }
 
-/// The runtime clip built with the default error budget: its rate, memory, measured error and looping.
+/// The runtime clip built with the default error budget: its frame layout and rate, memory, measured error and
+/// looping, and on a second line the build's warning when no layout meets the budget.
 fn runtime_summary(model: &Model, clip: &Clip) -> String {
     let Some(skeleton) = model.skeletons.get(clip.skeleton) else {
         return format!("no skeleton {}", clip.skeleton);
@@ -153,17 +154,29 @@ fn runtime_summary(model: &Model, clip: &Clip) -> String {
     match RuntimeClip::build(clip, skeleton, &options) {
         Ok(rt) => {
             let e = rt.error();
-            format!(
-                "{:.1} Hz, {} frames, {} bytes, error {:.4} mm / {:.5} rad (budget {:.2} mm / {:.4} rad), {}",
-                rt.rate_hz(),
+            let mean = if matches!(rt.frame_spacing(), FrameSpacing::KeyTimes { .. }) {
+                " mean"
+            } else {
+                ""
+            };
+            let rate = format!("{:.1} Hz{mean}", rt.rate_hz());
+            let mut line = format!(
+                "{} at {rate}, {} frames, {} bytes, error {:.4} mm / {:.5} rad / {:.5} scale (budget {:.2} mm / {:.4} rad / {:.4}), {}",
+                rt.frame_spacing(),
                 rt.frame_count(),
                 rt.memory_bytes(),
                 e.translation * 1e3,
                 e.rotation,
+                e.scale,
                 options.budget.translation * 1e3,
                 options.budget.rotation,
+                options.scale_budget,
                 if rt.is_looping() { "looping" } else { "clamped" }
-            )
+            );
+            if let Some(w) = rt.warning() {
+                let _ = write!(line, "\n    warning: {w}");
+            }
+            line
         }
         Err(e) => format!("cannot build: {e}"),
     }

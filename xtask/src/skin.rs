@@ -279,10 +279,14 @@ struct Poser<'a> {
 impl<'a> Poser<'a> {
     fn new(skeleton: &'a Skeleton, clip: Option<&'a Clip>, path: EvalPath) -> Result<Self> {
         let runtime = match (path, clip) {
-            (EvalPath::Runtime, Some(c)) => Some(
-                RuntimeClip::build(c, skeleton, &RuntimeClipOptions::default())
-                    .with_context(|| format!("cannot build a runtime clip of '{}'", c.name))?,
-            ),
+            (EvalPath::Runtime, Some(c)) => {
+                let rt = RuntimeClip::build(c, skeleton, &RuntimeClipOptions::default())
+                    .with_context(|| format!("cannot build a runtime clip of '{}'", c.name))?;
+                if let Some(w) = rt.warning() {
+                    eprintln!("warning: {w}");
+                }
+                Some(rt)
+            }
             _ => None,
         };
         let n = skeleton.joint_count();

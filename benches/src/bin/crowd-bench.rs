@@ -273,6 +273,23 @@ fn anim_pose_group(quick: bool, figures: &mut Vec<Figure>) -> Result<(), Box<dyn
         target: "<= 10",
         met: v <= 10.0,
     });
+    // A 35 s capture-like clip of the default character's skeleton, held by a key-time table: one bucket lookup
+    // per pose instead of a multiply.
+    let capture = RuntimeClip::build(
+        &crowd_benches::synthetic::capture_clip_for(skeleton, 35.0),
+        skeleton,
+        &RuntimeClipOptions::default(),
+    )?;
+    if !matches!(capture.frame_spacing(), anim_pose::FrameSpacing::KeyTimes { .. }) {
+        return Err(format!("the capture clip is {}, not a key-time table", capture.frame_spacing()).into());
+    }
+    let capture_timings = pose_timings(effort, placements, skeleton, &capture)?;
+    figures.push(Figure {
+        name: "anim_pose.sample_ltm_ns_per_joint_capture".into(),
+        value: capture_timings.sample_ltm,
+        target: "report",
+        met: true,
+    });
     for (name, v) in [
         (
             "anim_pose.sample_ltm_ns_per_joint_worst_placement",

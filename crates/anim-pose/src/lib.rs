@@ -76,7 +76,7 @@ pub use pose_pool::{ClipSlots, CrossfadeRef, MAX_CROSSFADE_LEVELS, MAX_POOL_SLOT
 pub use pose_pool::{PosePool, PosePoolOptions, SlotRef};
 pub use procedural_job::{Procedural, ProceduralJob, SineSway};
 pub use root_motion::{RootDisplacement, RootMotion};
-pub use runtime_clip::{ErrorBudget, Looping, ResampleError, RuntimeClip, RuntimeClipOptions};
+pub use runtime_clip::{ErrorBudget, FrameSpacing, Looping, ResampleError, RuntimeClip, RuntimeClipOptions};
 pub use sampling_job::SamplingJob;
 pub use skeleton::{MAX_JOINTS, NO_PARENT, Skeleton};
 pub use soa::{MAX_SOA_JOINTS, SoaQuat, SoaTransform, SoaVec3, num_soa_joints, pack_soa, unpack_soa};

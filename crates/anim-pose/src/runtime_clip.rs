@@ -1,12 +1,23 @@
-//! Runtime clips: imported clips resampled to a uniform rate and stored SoA, four joints per lane set.
+//! Runtime clips: imported clips resampled at uniform frames or at a frame-time table, and stored SoA, four joints
+//! per lane set.
 //!
-//! [`RuntimeClip`] documents the format, the choice of rate and how the error is measured.
+//! [`RuntimeClip`] documents the format, the choice of frame times and how the error is measured.
 
+mod layout;
 mod resample;
+mod timeline;
+mod tracks;
 
-use glam::{Quat, Vec3, Vec4};
+use std::fmt;
 
-use crate::{Clip, Error, Property, Result, RootMotion, Skeleton, SoaQuat, SoaVec3, Transform, num_soa_joints};
+use glam::Quat;
+
+pub(crate) use self::timeline::Timeline;
+pub(crate) use self::tracks::Tracks;
+use self::tracks::pack_tracks;
+use crate::{
+    Clip, Error, ImportWarning, Property, Result, RootMotion, Skeleton, SoaQuat, SoaVec3, Transform, num_soa_joints,
+};
 
 /// The largest resampling error a runtime clip may have against the exact glTF evaluation.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -43,10 +54,11 @@ pub enum Looping {
 pub struct RuntimeClipOptions {
     /// The resampling error budget.
     pub budget: ErrorBudget,
-    /// The lowest sampling rate considered, in Hz. Default 15.
+    /// The lowest uniform sampling rate considered, in Hz. Default 15.
     pub min_rate_hz: f32,
-    /// The highest sampling rate considered, in Hz; past it the build fails with an error naming the clip and
-    /// the error reached. Default 240.
+    /// The highest uniform sampling rate considered, in Hz, and the size limit of a key-time table: at most the
+    /// frames of the uniform grid at this rate. When no layout within it meets the budget, the build keeps the
+    /// closest and sets [`RuntimeClip::warning`]. Default 240.
     pub max_rate_hz: f32,
     /// Whether the clip loops.
     pub looping: Looping,
@@ -127,247 +139,99 @@ const RATE_LADDER: [f32; 13] = [
     15.0, 20.0, 24.0, 30.0, 40.0, 48.0, 60.0, 80.0, 96.0, 120.0, 160.0, 200.0, 240.0,
 ];
 
-/// The uniform frame times of a runtime clip and the mapping from a sampling time to a frame pair.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Timeline {
-    /// Duration in seconds.
-    duration: f32,
-    /// Number of frames, at least one.
-    frame_count: usize,
-    /// `(frame_count - 1) / duration`, or 0 for a single frame.
-    time_scale: f32,
-    /// True when sampling wraps; never for a zero duration.
-    looping: bool,
+/// How a runtime clip's frames are placed in time; see [`RuntimeClip`] for how the build chooses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FrameSpacing {
+    /// Uniform frames, `duration / (frame_count - 1)` apart, at [`RuntimeClip::rate_hz`].
+    Uniform,
+    /// A frame-time table: uniform frames at [`RuntimeClip::rate_hz`] with the times of the clip's STEP keys
+    /// added, so that STEP values switch exactly at their key times.
+    UniformWithStepKeys {
+        /// The distinct STEP key times added.
+        step_keys: usize,
+    },
+    /// A frame-time table made of the clip's key times, with 0 and the duration, each key interval cut into
+    /// `subdivisions` equal parts.
+    KeyTimes {
+        /// True when every channel has the same key times, what most exporters write; otherwise the table holds
+        /// the union of the channels' key times.
+        shared: bool,
+        /// Equal parts per key interval, 1 for the key times alone.
+        subdivisions: usize,
+    },
 }
 
-impl Timeline {
-    /// A timeline of `frame_count` uniform frames over `[0, duration]`.
-    pub(crate) fn new(duration: f32, frame_count: usize, looping: bool) -> Self {
-        let frame_count = frame_count.max(1);
-        let time_scale = if frame_count > 1 && duration > 0.0 {
-            (frame_count - 1) as f32 / duration
-        } else {
-            0.0
-        };
-        Self {
-            duration,
-            frame_count,
-            time_scale,
-            looping: looping && duration > 0.0,
+impl fmt::Display for FrameSpacing {
+    /// `uniform`, `uniform + 4 STEP keys`, `shared key times`, `union of key times / 2`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::Uniform => write!(f, "uniform"),
+            Self::UniformWithStepKeys { step_keys } => write!(f, "uniform + {step_keys} STEP keys"),
+            Self::KeyTimes { shared, subdivisions } => {
+                write!(
+                    f,
+                    "{}",
+                    if shared {
+                        "shared key times"
+                    } else {
+                        "union of key times"
+                    }
+                )?;
+                if subdivisions > 1 {
+                    write!(f, " / {subdivisions}")?;
+                }
+                Ok(())
+            }
         }
-    }
-
-    /// Duration in seconds.
-    pub(crate) fn duration(&self) -> f32 {
-        self.duration
-    }
-
-    /// Number of frames.
-    pub(crate) fn frame_count(&self) -> usize {
-        self.frame_count
-    }
-
-    /// True when sampling wraps.
-    pub(crate) fn is_looping(&self) -> bool {
-        self.looping
-    }
-
-    /// The time of frame `i`: `i * duration / (frame_count - 1)`, exactly the duration for the last frame.
-    pub(crate) fn frame_time(&self, i: usize) -> f32 {
-        if self.frame_count <= 1 {
-            0.0
-        } else {
-            (i as f64 * f64::from(self.duration) / (self.frame_count - 1) as f64) as f32
-        }
-    }
-
-    /// The frame pair `(f, f + 1)` and the fraction `u` in `[0, 1]` between them for a finite `time`, wrapped
-    /// for a looping clip and clamped otherwise. With a single frame, `(0, 0.0)`.
-    #[inline]
-    pub(crate) fn coords(&self, time: f32) -> (usize, f32) {
-        let t = if self.looping {
-            time.rem_euclid(self.duration)
-        } else {
-            time.clamp(0.0, self.duration)
-        };
-        self.coords_in_range(t)
-    }
-
-    /// As [`Timeline::coords`], but always clamping to `[0, duration]`, even for a looping clip.
-    #[inline]
-    pub(crate) fn coords_clamped(&self, time: f32) -> (usize, f32) {
-        self.coords_in_range(time.clamp(0.0, self.duration))
-    }
-
-    #[inline]
-    fn coords_in_range(&self, t: f32) -> (usize, f32) {
-        let x = t * self.time_scale;
-        // `as` floors the non-negative x (and maps NaN to 0).
-        let f = (x as usize).min(self.frame_count.saturating_sub(2));
-        let u = (x - f as f32).min(1.0);
-        (f, u)
     }
 }
 
-/// The stored tracks of one property (translation, rotation or scale), for every SoA group.
+/// An immutable, resampled, SoA clip for one skeleton.
 ///
-/// Every group is either constant (one value in `const_values`) or animated (a column of `frames`).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Tracks<T> {
-    /// The constant groups, ascending.
-    pub(crate) const_groups: Vec<u16>,
-    /// The value of each constant group.
-    pub(crate) const_values: Vec<T>,
-    /// The animated groups, ascending: the order of a frame row.
-    pub(crate) anim_groups: Vec<u16>,
-    /// Per animated group, the interpolation mask: lane 1.0 interpolates, 0.0 holds frame `f` (STEP).
-    pub(crate) masks: Vec<Vec4>,
-    /// Frame-major values: row `f` holds frame `f` of every animated group.
-    pub(crate) frames: Vec<T>,
-}
-
-impl<T> Tracks<T> {
-    /// Rows `f` and `f + 1`, or two empty rows when there is no animated group.
-    #[inline]
-    pub(crate) fn rows(&self, f: usize) -> (&[T], &[T]) {
-        let n = self.anim_groups.len();
-        self.frames
-            .get(f * n..(f + 2) * n)
-            .map_or((&[], &[]), |rows| rows.split_at(n))
-    }
-
-    /// Heap bytes held.
-    fn memory_bytes(&self) -> usize {
-        size_of_val(self.const_groups.as_slice())
-            + size_of_val(self.const_values.as_slice())
-            + size_of_val(self.anim_groups.as_slice())
-            + size_of_val(self.masks.as_slice())
-            + size_of_val(self.frames.as_slice())
-    }
-}
-
-/// A SoA value whose lanes can be read as `Vec4`s: `(x, y, z, 0)` for vectors, `(x, y, z, w)` for quaternions.
-pub(crate) trait Lanes: Copy {
-    /// Builds the value from four lanes.
-    fn from_lanes(lanes: [Vec4; 4]) -> Self;
-    /// Reads lane `lane` (0 to 3).
-    fn lane4(&self, lane: usize) -> Vec4;
-}
-
-impl Lanes for SoaVec3 {
-    fn from_lanes(l: [Vec4; 4]) -> Self {
-        Self {
-            x: Vec4::new(l[0].x, l[1].x, l[2].x, l[3].x),
-            y: Vec4::new(l[0].y, l[1].y, l[2].y, l[3].y),
-            z: Vec4::new(l[0].z, l[1].z, l[2].z, l[3].z),
-        }
-    }
-
-    fn lane4(&self, lane: usize) -> Vec4 {
-        self.lane(lane).extend(0.0)
-    }
-}
-
-impl Lanes for SoaQuat {
-    fn from_lanes(l: [Vec4; 4]) -> Self {
-        Self {
-            x: Vec4::new(l[0].x, l[1].x, l[2].x, l[3].x),
-            y: Vec4::new(l[0].y, l[1].y, l[2].y, l[3].y),
-            z: Vec4::new(l[0].z, l[1].z, l[2].z, l[3].z),
-            w: Vec4::new(l[0].w, l[1].w, l[2].w, l[3].w),
-        }
-    }
-
-    fn lane4(&self, lane: usize) -> Vec4 {
-        Vec4::from(self.lane(lane))
-    }
-}
-
-impl<T: Lanes> Tracks<T> {
-    /// The reference value of lane `lane` of group `group` at frame pair `(f, u)`: the constant, or the
-    /// interpolation of the two stored frames with the lane's mask applied.
-    fn reference_lane(&self, group: usize, lane: usize, f: usize, u: f32, property: Property) -> Vec4 {
-        let Ok(group) = u16::try_from(group) else {
-            return padding(property);
-        };
-        if let Ok(i) = self.const_groups.binary_search(&group) {
-            return self.const_values[i].lane4(lane);
-        }
-        let Ok(i) = self.anim_groups.binary_search(&group) else {
-            return padding(property);
-        };
-        let n = self.anim_groups.len();
-        let a = self.frames[f * n + i].lane4(lane);
-        let b = self.frames[(f + 1) * n + i].lane4(lane);
-        interpolate(property, a, b, u * self.masks[i][lane])
-    }
-}
-
-/// The value of padding lanes, and of joints past the end: the identity.
-fn padding(property: Property) -> Vec4 {
-    match property {
-        Property::Translation => Vec4::ZERO,
-        Property::Rotation => Vec4::W,
-        Property::Scale => Vec4::new(1.0, 1.0, 1.0, 0.0),
-    }
-}
-
-/// The scalar twin of the SoA interpolation: `a + (b - a) * u` for vectors, and for rotations the normalized
-/// lerp without a hemisphere test (the build made consecutive frames hemisphere-consistent). The arithmetic is
-/// the same, in the same order, as the SoA kernel's, so both give the same floats.
-pub(crate) fn interpolate(property: Property, a: Vec4, b: Vec4, u: f32) -> Vec4 {
-    match property {
-        Property::Translation | Property::Scale => lerp3(a.truncate(), b.truncate(), u).extend(0.0),
-        Property::Rotation => Vec4::from(nlerp(Quat::from_vec4(a), Quat::from_vec4(b), u)),
-    }
-}
-
-/// `a + (b - a) * u`, component by component.
-fn lerp3(a: Vec3, b: Vec3, u: f32) -> Vec3 {
-    Vec3::new(a.x + (b.x - a.x) * u, a.y + (b.y - a.y) * u, a.z + (b.z - a.z) * u)
-}
-
-/// `normalize(a + (b - a) * u)` without a hemisphere test; a zero-length result becomes the identity, as in
-/// [`SoaQuat::normalize`].
-fn nlerp(a: Quat, b: Quat, u: f32) -> Quat {
-    let x = a.x + (b.x - a.x) * u;
-    let y = a.y + (b.y - a.y) * u;
-    let z = a.z + (b.z - a.z) * u;
-    let w = a.w + (b.w - a.w) * u;
-    let len2 = x * x + y * y + z * z + w * w;
-    if len2 > 1e-20 {
-        let inv = 1.0 / len2.sqrt();
-        Quat::from_xyzw(x * inv, y * inv, z * inv, w * inv)
-    } else {
-        Quat::IDENTITY
-    }
-}
-
-/// An immutable, uniformly sampled, SoA clip for one skeleton.
+/// # Frame times
 ///
-/// # Resampling
+/// [`RuntimeClip::build`] evaluates every joint's translation, rotation and scale with the exact glTF evaluator
+/// ([`crate::Channel::sample`]) at a list of frame times from 0 to the duration; a clip of duration 0 has one frame.
+/// Sampling finds the frame pair around a time once per pose, for every joint: with one multiply for uniform
+/// frames, or for a frame-time table with one multiply into a bucket (one per frame interval) and a search among
+/// the frames of that bucket, usually none or one.
+/// The build tries these layouts, in this order, and keeps the one with the fewest frames whose measured error
+/// meets the [`ErrorBudget`], uniform frames winning a tie:
+/// 1. **A key-time table** ([`FrameSpacing::KeyTimes`]): the key times of the clip's channels (one list when they
+///    share it, as most exporters write, otherwise their union; times closer than a thousandth of `1 / max_rate_hz`
+///    are one frame, the earliest), with 0 and the duration. LINEAR keys then fall on frames, kinks included,
+///    whatever their spacing or jitter. When the keys alone miss the budget (the runtime's normalized lerp against
+///    the exact slerp, or a cubic spline between keys), each key interval is cut into 2, 3, 4, 6, 8, 12 or 16 equal
+///    parts, up to the size limit.
+/// 2. **Uniform frames**: `F = ceil(duration * rate) + 1` frames `i * duration / (F - 1)` apart, at the rungs of a
+///    ladder (15, 20, 24, 30, 40, 48, 60, 80, 96, 120, 160, 200 and 240 Hz, with `min_rate_hz` and `max_rate_hz`
+///    added as rungs when they are not on it) from `min_rate_hz` up to `max_rate_hz`, only while they are no more
+///    frames than a table that met the budget. When the clip has STEP keys that change the value, their times are
+///    added to the uniform frames ([`FrameSpacing::UniformWithStepKeys`], a table; a uniform frame closer than a
+///    thousandth of an interval to a STEP key gives way to it).
 ///
-/// [`RuntimeClip::build`] evaluates every joint's translation, rotation and scale with the exact glTF
-/// evaluator ([`crate::Channel::sample`]) at `F = ceil(duration * rate) + 1` uniform frame times
-/// `i * duration / (F - 1)`, so that the last frame falls on the duration; a clip of duration 0 has one frame.
-/// The rate is the first rung of a ladder (15, 20, 24, 30, 40, 48, 60, 80, 96, 120, 160, 200 and 240 Hz, with
-/// `min_rate_hz` and `max_rate_hz` added as rungs when they are not on it) from `min_rate_hz` up to
-/// `max_rate_hz` whose measured error meets the [`ErrorBudget`].
+/// STEP tracks hold their frame (interpolation mask 0), and every layout holds the STEP key times as frames, so a
+/// STEP value switches exactly at its key time.
+///
+/// **Size limit:** a key-time table never has more frames than the uniform grid at `max_rate_hz`; a table whose
+/// keys alone exceed it is not tried. Uniform frames with STEP keys added have at most that many more frames.
+/// When no layout meets the budget, the build does not fail: it keeps the layout with the smallest excess over the
+/// budget (the largest ratio of measured error to its limit) and reports it in [`RuntimeClip::warning`] and
+/// [`RuntimeClip::error`].
 ///
 /// # Error measurement
 ///
-/// The error of a rate is measured between what [`crate::SamplingJob`] computes from the stored frames and the
-/// exact evaluation, for every animated (joint, property), at every key time and key midpoint of the channel in
-/// `[0, duration]`, on a uniform grid of eight points per frame interval, and at the duration.
+/// The error of a layout is measured between what [`crate::SamplingJob`] computes from the stored frames and the
+/// exact evaluation, for every animated (joint, property), at every key time of the channel, 0.1 ms after each, and
+/// at every key midpoint, within `[0, duration]`; at eight evenly spaced points in every frame interval (the frames
+/// and the midpoints between frames among them); and at the duration. A STEP key that switched late, or a kink
+/// between frames, shows there.
 /// - Translation error is the distance, in model units.
 /// - Rotation error is the angle between the two rotations, in radians, computed in f64 from the chord
 ///   `|a - b|` (not from `acos(dot)`, which cannot resolve angles under about 1e-3 rad in f32).
 /// - Scale error is relative: `|a - b| / max(|exact|, 0.01)`, within [`RuntimeClipOptions::scale_budget`].
 ///   The floor of 0.01 keeps scales that collapse to zero from demanding an infinite rate.
-/// - STEP channels are discontinuous, so no uniform rate can follow them exactly. Their lanes hold their frame
-///   (interpolation mask 0), and the times from a thousandth of a frame interval before each STEP key that
-///   changes the value to one frame interval after it are left out of the measurement: at most one frame
-///   interval late is the accepted cost of a STEP key.
 /// - A looping clip whose first and last poses differ by more than the budget in some channel
 ///   (only possible with [`Looping::Yes`]) has a seam the runtime smooths over the last frame interval; that
 ///   interval is left out of the measurement for that channel.
@@ -383,7 +247,7 @@ fn nlerp(a: Quat, b: Quat, u: f32) -> Quat {
 /// Consecutive rotation frames are made hemisphere-consistent at build time (`q[f + 1]` is negated when
 /// `dot(q[f], q[f + 1]) < 0`), so that the runtime interpolates rotations along the short path without a
 /// per-lane sign test. Each animated track keeps an interpolation mask: lane 1.0 interpolates, 0.0 (STEP)
-/// holds frame `f`.
+/// holds frame `f`. A frame-time table adds 8 bytes per frame (the time and its bucket's first frame).
 ///
 /// # Looping
 ///
@@ -395,14 +259,18 @@ fn nlerp(a: Quat, b: Quat, u: f32) -> Quat {
 pub struct RuntimeClip {
     /// The clip's name.
     name: String,
-    /// The rate chosen, in Hz.
+    /// The uniform rate chosen, or the mean rate of a table, in Hz.
     rate_hz: f32,
+    /// How the frames are placed.
+    spacing: FrameSpacing,
     /// Frame times and looping.
     timeline: Timeline,
     /// Joints of the skeleton.
     joint_count: usize,
     /// The measured error.
     error: ResampleError,
+    /// Set when no layout met the budget.
+    warning: Option<ImportWarning>,
     /// The extracted root motion.
     root_motion: Option<RootMotion>,
     /// Translation tracks.
@@ -416,70 +284,64 @@ pub struct RuntimeClip {
 impl RuntimeClip {
     /// Builds a runtime clip from an imported clip of `skeleton`.
     ///
+    /// A clip that no layout within the size limit holds within the budget still builds: the most faithful
+    /// layout is kept, and [`RuntimeClip::warning`] says so.
+    ///
     /// # Errors
     ///
-    /// When the clip does not validate against the skeleton, or no rate up to `max_rate_hz` meets the budget.
+    /// When the skeleton or the clip does not validate, or the options' budgets or rates are not finite and
+    /// positive (with `min_rate_hz <= max_rate_hz`); each error names the clip.
     pub fn build(clip: &Clip, skeleton: &Skeleton, options: &RuntimeClipOptions) -> Result<Self> {
         skeleton.validate()?;
         clip.validate(skeleton)?;
         check_options(clip, options)?;
         let budget = &Limits::new(options);
         let source = resample::Source::new(clip, skeleton, options.extract_root_motion);
-        let duration = clip.duration;
         let seam = source.seam(budget);
-        let looping = duration > 0.0
+        let looping = clip.duration > 0.0
             && match options.looping {
                 Looping::Yes => true,
                 Looping::No => false,
                 Looping::Auto => seam.matches,
             };
-        let mut last = None;
-        for rate in candidate_rates(options) {
-            let timeline = Timeline::new(duration, frame_count(duration, rate), looping);
-            let resampled = resample::resample(&source, &timeline, budget);
-            let measured = resample::measure(&source, &timeline, &resampled, &seam);
-            if budget.admit(&measured.error) {
-                return Ok(Self::pack(clip, skeleton, rate, timeline, resampled, measured.error));
-            }
-            last = Some((rate, measured));
-            if duration == 0.0 {
-                break;
-            }
-        }
-        let Some((rate, measured)) = last else {
+        let search = layout::Search {
+            clip,
+            skeleton,
+            options,
+            source: &source,
+            seam: &seam,
+            looping,
+            budget,
+        };
+        let Some((trial, warning)) = search.choose() else {
             return Err(Error::invalid(
                 format!("clip '{}'", clip.name),
-                "no sampling rate to try",
+                "no frame layout to try",
             ));
         };
-        Err(Error::invalid(
-            format!("clip '{}'", clip.name),
-            format!(
-                "no rate up to {rate} Hz meets the budget: {}",
-                measured.describe_worst(skeleton, budget)
-            ),
-        ))
+        Ok(Self::pack(clip, skeleton, trial, warning))
     }
 
-    /// Packs resampled per-joint tracks into SoA storage.
-    fn pack(
-        clip: &Clip,
-        skeleton: &Skeleton,
-        rate_hz: f32,
-        timeline: Timeline,
-        resampled: resample::Resampled,
-        error: ResampleError,
-    ) -> Self {
-        let joint_count = skeleton.joint_count();
+    /// Packs a measured layout's per-joint tracks into SoA storage.
+    fn pack(clip: &Clip, skeleton: &Skeleton, trial: layout::Trial, warning: Option<ImportWarning>) -> Self {
+        let layout::Trial {
+            timeline,
+            spacing,
+            rate_hz,
+            resampled,
+            measured,
+        } = trial;
         let translations = pack_tracks(&resampled, Property::Translation, &timeline);
         let rotations = pack_tracks(&resampled, Property::Rotation, &timeline);
         let scales = pack_tracks(&resampled, Property::Scale, &timeline);
         Self {
             name: clip.name.clone(),
             rate_hz,
+            spacing,
             timeline,
-            joint_count,
-            error,
+            joint_count: skeleton.joint_count(),
+            error: measured.error,
+            warning,
             root_motion: resampled.root_motion,
             translations,
             rotations,
@@ -497,17 +359,29 @@ impl RuntimeClip {
         self.timeline.duration()
     }
 
-    /// The sampling rate chosen, in Hz. Frames are `duration / (frame_count() - 1)` apart, which is at most
-    /// `1 / rate_hz()` (give or take a thousandth of an interval; see [`RuntimeClip::frame_count`]).
+    /// The sampling rate, in Hz: the rung chosen for uniform frames (and for uniform frames with STEP keys added),
+    /// the mean rate `(frame_count() - 1) / duration()` of a key-time table, 0 for a single frame. Uniform frames
+    /// are `duration / (frame_count() - 1)` apart, which is at most `1 / rate_hz()` (give or take a thousandth of
+    /// an interval; see [`RuntimeClip::frame_count`]).
     pub fn rate_hz(&self) -> f32 {
         self.rate_hz
     }
 
-    /// The number of uniform frames: `ceil(duration * rate_hz) + 1`, or 1 for a clip of duration 0. A product
-    /// `duration * rate_hz` within a thousandth of an integer counts as that integer, so that the f32 rounding
-    /// of a duration such as 1.1 s does not add a frame.
+    /// How the frames are placed in time.
+    pub fn frame_spacing(&self) -> FrameSpacing {
+        self.spacing
+    }
+
+    /// The number of frames. For uniform frames, `ceil(duration * rate_hz) + 1`, or 1 for a clip of duration 0;
+    /// a product `duration * rate_hz` within a thousandth of an integer counts as that integer, so that the f32
+    /// rounding of a duration such as 1.1 s does not add a frame.
     pub fn frame_count(&self) -> usize {
         self.timeline.frame_count()
+    }
+
+    /// The time of frame `frame`, in seconds: 0 for the first, exactly the duration for the last (and past it).
+    pub fn frame_time(&self, frame: usize) -> f32 {
+        self.timeline.frame_time(frame)
     }
 
     /// True when sampling wraps.
@@ -526,9 +400,10 @@ impl RuntimeClip {
     }
 
     /// Heap bytes held by the clip's keys: constant values, animated frames, interpolation masks, group
-    /// indices and the root-motion track (the name is not counted).
+    /// indices, the frame-time table and the root-motion track (the name and the warning are not counted).
     pub fn memory_bytes(&self) -> usize {
-        self.translations.memory_bytes()
+        self.timeline.memory_bytes()
+            + self.translations.memory_bytes()
             + self.rotations.memory_bytes()
             + self.scales.memory_bytes()
             + self.root_motion.as_ref().map_or(0, RootMotion::memory_bytes)
@@ -537,6 +412,13 @@ impl RuntimeClip {
     /// The measured resampling error.
     pub fn error(&self) -> ResampleError {
         self.error
+    }
+
+    /// Set when no layout within the size limit meets the budget: names the clip, the layout kept and its worst
+    /// error, for example `clip 'mocap': no frame layout of at most 8401 frames ... meets the error budget; kept the
+    /// closest, shared key times / 6 with 7873 frames: 0.00131 rad rotation error at joint 5 ('forearm_l')`.
+    pub fn warning(&self) -> Option<&ImportWarning> {
+        self.warning.as_ref()
     }
 
     /// The extracted root motion, when requested.
@@ -612,78 +494,10 @@ fn check_options(clip: &Clip, options: &RuntimeClipOptions) -> Result<()> {
     Ok(())
 }
 
-/// The rates to try, ascending: `min_rate_hz`, the ladder's rungs between the two limits, and `max_rate_hz`.
-fn candidate_rates(options: &RuntimeClipOptions) -> impl Iterator<Item = f32> {
-    let (lo, hi) = (options.min_rate_hz, options.max_rate_hz);
-    let ladder = RATE_LADDER.into_iter().filter(move |&r| r > lo && r < hi);
-    std::iter::once(lo).chain(ladder).chain((hi > lo).then_some(hi))
-}
-
-/// `ceil(duration * rate) + 1` frames, or 1 for a zero duration. A product within a thousandth of an integer
-/// counts as that integer, so that a 1.1 s clip at 30 Hz gets 34 frames, not 35, despite the f32 rounding of
-/// the duration (the frames are then at most a thousandth of an interval further apart than `1 / rate`).
-fn frame_count(duration: f32, rate: f32) -> usize {
-    if duration <= 0.0 {
-        return 1;
-    }
-    let intervals = (f64::from(duration) * f64::from(rate) - 1e-3).ceil().max(1.0);
-    intervals as usize + 1
-}
-
-/// Packs one property of the per-joint tracks into SoA groups.
-fn pack_tracks<T: Lanes>(resampled: &resample::Resampled, property: Property, timeline: &Timeline) -> Tracks<T> {
-    let joint_count = resampled.tracks.len();
-    let groups = num_soa_joints(joint_count);
-    let mut tracks = Tracks {
-        const_groups: Vec::new(),
-        const_values: Vec::new(),
-        anim_groups: Vec::new(),
-        masks: Vec::new(),
-        frames: Vec::new(),
-    };
-    let lane_track = |group: usize, lane: usize| resampled.tracks.get(4 * group + lane).map(|t| &t[property as usize]);
-    let value = |group: usize, lane: usize, frame: usize| match lane_track(group, lane) {
-        None => padding(property),
-        Some(resample::Track::Constant(v)) => *v,
-        Some(resample::Track::Frames(frames)) => frames[frame],
-    };
-    for group in 0..groups {
-        // Group indices fit in u16: the skeleton has at most MAX_JOINTS joints.
-        let index = group as u16;
-        let animated = (0..4).any(|lane| matches!(lane_track(group, lane), Some(resample::Track::Frames(_))));
-        if animated {
-            tracks.anim_groups.push(index);
-            let mask = |lane: usize| {
-                let step = resampled
-                    .step
-                    .get(4 * group + lane)
-                    .is_some_and(|s| s[property as usize]);
-                if step { 0.0 } else { 1.0 }
-            };
-            tracks.masks.push(Vec4::new(mask(0), mask(1), mask(2), mask(3)));
-        } else {
-            tracks.const_groups.push(index);
-            tracks
-                .const_values
-                .push(T::from_lanes([0, 1, 2, 3].map(|lane| value(group, lane, 0))));
-        }
-    }
-    tracks
-        .frames
-        .reserve_exact(timeline.frame_count() * tracks.anim_groups.len());
-    for frame in 0..timeline.frame_count() {
-        for &group in &tracks.anim_groups {
-            let group = usize::from(group);
-            tracks
-                .frames
-                .push(T::from_lanes([0, 1, 2, 3].map(|lane| value(group, lane, frame))));
-        }
-    }
-    tracks
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
+    use glam::{Vec3, Vec4};
+
     use super::*;
     use crate::{Channel, Interpolation, NO_PARENT, SamplingJob, SoaTransform};
 
@@ -760,22 +574,9 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn frame_count_covers_the_duration_with_uniform_frames() {
-        assert_eq!(frame_count(0.0, 30.0), 1);
-        assert_eq!(frame_count(1.1, 30.0), 34);
-        assert_eq!(frame_count(1.0, 15.0), 16);
-        assert_eq!(frame_count(1e-4, 15.0), 2);
-        let timeline = Timeline::new(1.1, 34, false);
-        assert_eq!(timeline.frame_time(33), 1.1);
-        assert_eq!(timeline.coords(1.1), (32, 1.0));
-        assert_eq!(timeline.coords(-3.0), (0, 0.0));
-        assert_eq!(Timeline::new(0.0, 1, true).coords(5.0), (0, 0.0));
-    }
-
-    #[test]
     fn candidate_rates_follow_the_ladder_between_the_limits() {
         let rates = |lo, hi| {
-            candidate_rates(&RuntimeClipOptions {
+            layout::candidate_rates(&RuntimeClipOptions {
                 min_rate_hz: lo,
                 max_rate_hz: hi,
                 ..Default::default()
@@ -837,7 +638,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn rate_rises_until_the_budget_is_met_and_the_error_is_reported() {
+    fn rate_rises_until_the_budget_is_met_or_the_closest_is_kept_with_a_warning() {
         let skeleton = chain(2);
         // A 2 Hz sine of 5 cm: lerp error h^2 * a / 8 with a = 0.05 * (4 pi)^2 needs about 100 Hz for 0.1 mm.
         let sine = |t: f32| Vec4::new(0.05 * (4.0 * std::f32::consts::PI * t).sin(), 0.0, 0.0, 0.0);
@@ -864,15 +665,21 @@ pub(crate) mod tests {
             max_rate_hz: 30.0,
             ..Default::default()
         };
-        let err = RuntimeClip::build(&c, &skeleton, &capped)
-            .expect_err("30 Hz is not enough")
-            .to_string();
+        // 30 Hz is not enough, and the 1,001 keys are more frames than the size limit: the clip still builds, with
+        // the most faithful layout, its true error and a warning.
+        let rc = RuntimeClip::build(&c, &skeleton, &capped).expect("builds without meeting the budget");
+        assert_eq!((rc.frame_spacing(), rc.frame_count()), (FrameSpacing::Uniform, 31));
+        assert!(rc.error().translation > 1e-4, "{:?}", rc.error());
+        assert!(!rc.error().meets(&capped));
+        let warning = rc.warning().expect("a warning").to_string();
         assert!(
-            err.starts_with("clip 'sway': no rate up to 30 Hz meets the budget: ")
-                && err.contains("joint 1 ('joint 1')"),
-            "{err}"
+            warning.starts_with("clip 'sway': no frame layout of at most 31 frames")
+                && warning.contains("kept the closest, uniform with 31 frames: ")
+                && warning.contains("mm translation error at joint 1 ('joint 1')"),
+            "{warning}"
         );
-        assert!(err.contains("mm translation error"), "{err}");
+        let met = RuntimeClip::build(&c, &skeleton, &RuntimeClipOptions::default()).expect("builds");
+        assert!(met.warning().is_none());
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! The kernel maps the time to a frame pair `(f, f + 1)` and a fraction `u` once, then makes one pass per
 //! property: constant groups are copied, and animated groups are interpolated from two contiguous frame rows
 //! (lerp for translation and scale, normalized lerp for rotation, `u` multiplied by the track's interpolation
-//! mask so that STEP lanes hold frame `f`). There is no key search, no allocation and no per-lane branch.
+//! mask so that STEP lanes hold frame `f`). The frame pair is found once per pose, for every joint: one multiply
+//! for uniform frames, a bucket and a search among its few frames for a frame-time table. There is no per-joint
+//! key search, no allocation and no per-lane branch.
 //!
 //! On x86-64 CPUs with AVX-512F, `sampling_job/avx512.rs` runs the same passes on whole properties (a group's
 //! rotation in one 512-bit register), with the same operations in the same order, so the same bits.

@@ -13,9 +13,9 @@
 use std::f32::consts::TAU;
 
 use anim_pose::{
-    BlendLayer, BlendingJob, Channel, Clip, CrossfadeRef, ErrorBudget, Interpolation, LocalToModelJob, Looping,
-    NO_PARENT, PoolClip, PosePool, PosePoolOptions, Property, RuntimeClip, RuntimeClipOptions, SamplingJob, Skeleton,
-    SlotRef, SoaTransform, Transform, num_soa_joints, pack_soa,
+    BlendLayer, BlendingJob, Channel, Clip, CrossfadeRef, ErrorBudget, FrameSpacing, Interpolation, LocalToModelJob,
+    Looping, NO_PARENT, PoolClip, PosePool, PosePoolOptions, Property, RuntimeClip, RuntimeClipOptions, SamplingJob,
+    Skeleton, SlotRef, SoaTransform, Transform, num_soa_joints, pack_soa,
 };
 use glam::{Affine3A, Mat4, Quat, Vec3, Vec4};
 use proptest::prelude::*;
@@ -37,9 +37,9 @@ fn skeleton() -> Skeleton {
     Skeleton::from_parents("synthetic", parents, vec![rest; JOINTS]).expect("a valid skeleton")
 }
 
-/// A clip that swings every joint about a joint-specific axis with phase `offset`, and moves the root.
-fn clip(skeleton: &Skeleton, name: &str, duration: f32, offset: f32, looping: Looping) -> RuntimeClip {
-    let keys = 13;
+/// A clip that swings every joint about a joint-specific axis with phase `offset`, and moves the root, keyed at
+/// `keys` evenly spaced times.
+fn clip(skeleton: &Skeleton, name: &str, duration: f32, offset: f32, looping: Looping, keys: usize) -> RuntimeClip {
     let times: Vec<f32> = (0..keys).map(|k| k as f32 * duration / (keys - 1) as f32).collect();
     let mut channels: Vec<Channel> = (0..JOINTS)
         .map(|j| Channel {
@@ -93,14 +93,22 @@ fn clip(skeleton: &Skeleton, name: &str, duration: f32, offset: f32, looping: Lo
     RuntimeClip::build(&clip, skeleton, &options).expect("the synthetic clip builds")
 }
 
-/// The synthetic clips: three looping of different durations and one non-looping.
+/// The synthetic clips: three looping of different durations and one non-looping. Idle's 61 keys fall on its
+/// uniform 15 Hz frames, which win the tie; the others' 13 keys are fewer frames than any uniform rate, so they
+/// are key-time tables: the pool runs on both kinds of frame times.
 fn clips(skeleton: &Skeleton) -> Vec<RuntimeClip> {
-    vec![
-        clip(skeleton, "idle", 4.0, 0.0, Looping::Yes),
-        clip(skeleton, "walk", 1.1, 1.0, Looping::Yes),
-        clip(skeleton, "run", 0.7, 2.0, Looping::Yes),
-        clip(skeleton, "wave", 2.0, 3.0, Looping::No),
-    ]
+    let clips = vec![
+        clip(skeleton, "idle", 4.0, 0.0, Looping::Yes, 61),
+        clip(skeleton, "walk", 1.1, 1.0, Looping::Yes, 13),
+        clip(skeleton, "run", 0.7, 2.0, Looping::Yes, 13),
+        clip(skeleton, "wave", 2.0, 3.0, Looping::No, 13),
+    ];
+    let tables = clips
+        .iter()
+        .filter(|c| matches!(c.frame_spacing(), FrameSpacing::KeyTimes { .. }))
+        .count();
+    assert_eq!(tables, 3, "one uniform clip and three tables");
+    clips
 }
 
 /// The direct local and model-space pose of `clip` at `time`.

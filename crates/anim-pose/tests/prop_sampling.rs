@@ -2,7 +2,8 @@
 //!
 //! - The SoA `SamplingJob` equals the plain `RuntimeClip::sample_reference` on random skeletons (1 to 70 joints,
 //!   sometimes 300) and random clips (LINEAR, STEP and CUBICSPLINE channels over random joints and key times),
-//!   at random times, including negative times, times past the duration and exact frame times.
+//!   with uniform frames or a frame-time table (whichever is smaller), at random times, including negative times,
+//!   times past the duration and exact frame times.
 //! - On random smooth clips (no STEP), the build meets the default budget, and an independent measurement at
 //!   random times against `Clip::sample_local_pose` agrees within 5%: the build measures on a grid of eight
 //!   points per frame interval plus the key times and midpoints, and the error can rise slightly between them.
@@ -16,8 +17,8 @@ mod common;
 use std::path::Path;
 
 use anim_pose::{
-    Channel, Clip, ErrorBudget, Interpolation, Looping, NO_PARENT, Property, RuntimeClip, RuntimeClipOptions,
-    SamplingJob, Skeleton, SoaTransform, Transform, unpack_soa,
+    Channel, Clip, ErrorBudget, FrameSpacing, Interpolation, Looping, NO_PARENT, Property, RuntimeClip,
+    RuntimeClipOptions, SamplingJob, Skeleton, SoaTransform, Transform, unpack_soa,
 };
 use glam::{Quat, Vec3, Vec4};
 use proptest::prelude::*;
@@ -201,10 +202,7 @@ fn resolve(spec: TimeSpec, rc: &RuntimeClip) -> f32 {
     let d = rc.duration();
     match spec {
         TimeSpec::Scaled(x) => x * d,
-        TimeSpec::Frame(i) if rc.frame_count() > 1 => {
-            (i.index(rc.frame_count()) as f64 * f64::from(d) / (rc.frame_count() - 1) as f64) as f32
-        }
-        TimeSpec::Frame(_) => 0.0,
+        TimeSpec::Frame(i) => rc.frame_time(i.index(rc.frame_count())),
         TimeSpec::Seconds(t) => t,
     }
 }
@@ -304,7 +302,8 @@ proptest! {
     ) {
         let skeleton = skeleton(n, seed);
         let clip = clip("random", n, &specs, 1.0, 1.0);
-        // A budget every rate meets, so that the random rate is the one chosen.
+        // A budget every layout meets, so that the smallest is chosen: the key times alone, or uniform frames at the
+        // random rate (with any STEP key times added), whichever has fewer frames.
         let options = RuntimeClipOptions {
             budget: ErrorBudget { translation: 1e6, rotation: 10.0 },
             scale_budget: 1e6,
@@ -313,7 +312,10 @@ proptest! {
             ..RuntimeClipOptions::default()
         };
         let rc = RuntimeClip::build(&clip, &skeleton, &options).expect("builds");
-        prop_assert_eq!(rc.rate_hz(), min_rate);
+        match rc.frame_spacing() {
+            FrameSpacing::KeyTimes { subdivisions, .. } => prop_assert_eq!(subdivisions, 1),
+            _ => prop_assert_eq!(rc.rate_hz(), min_rate),
+        }
         prop_assert_eq!(rc.joint_count(), n);
         let mut reference = vec![Transform::IDENTITY; n];
         for spec in times {

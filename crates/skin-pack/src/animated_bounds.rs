@@ -37,9 +37,13 @@ pub fn animated_bounds(skeleton: &Skeleton, clip: &RuntimeClip, meshes: &[&Skinn
     let mut palette = vec![Affine3A::IDENTITY; skeleton.skin_joint_count()];
     let mut positions = Vec::new();
     let mut bounds = Aabb::EMPTY;
+    // Every frame time, and the times between frames at `1 / BOUNDS_SUBSTEPS` of the interval, whether the frames
+    // are uniform or a frame-time table.
     let steps = (clip.frame_count().max(2) - 1) * BOUNDS_SUBSTEPS;
     for step in 0..=steps {
-        let time = clip.duration() * step as f32 / steps as f32;
+        let (frame, part) = (step / BOUNDS_SUBSTEPS, step % BOUNDS_SUBSTEPS);
+        let (t0, t1) = (clip.frame_time(frame), clip.frame_time(frame + 1));
+        let time = t0 + (t1 - t0) * part as f32 / BOUNDS_SUBSTEPS as f32;
         // Both jobs only fail on sizes, which are right by construction here, or on a non-finite time.
         let sized = |_| Error::BufferSize {
             what: "pose buffers of animated_bounds",

@@ -1,9 +1,11 @@
-//! Build-time resampling: the exact source pose (in place with root-motion extraction), uniform frames and
-//! the error measurement against the exact evaluation.
+//! Build-time resampling: the exact source pose (in place with root-motion extraction), the frames of a timeline
+//! and the error measurement against the exact evaluation.
 
 use glam::{Quat, Vec3, Vec4};
 
-use super::{Limits, ResampleError, Timeline, interpolate};
+use super::timeline::Timeline;
+use super::tracks::interpolate;
+use super::{Limits, ResampleError};
 use crate::root_motion::{wrap_angle, yaw_angle, yaw_twist};
 use crate::{Channel, Clip, Interpolation, Property, RootMotion, Skeleton};
 
@@ -190,6 +192,27 @@ impl<'a> Source<'a> {
         Seam { matches, discontinuous }
     }
 
+    /// The times strictly inside `(0, duration)` at which a STEP channel changes its value, ascending and
+    /// distinct: the times a timeline must hold as frames for STEP values to switch exactly there.
+    pub(super) fn step_changes(&self) -> Vec<f32> {
+        let duration = self.clip.duration;
+        let mut times: Vec<f32> = self
+            .clip
+            .channels
+            .iter()
+            .filter(|c| c.interpolation == Interpolation::Step)
+            .flat_map(|c| {
+                (1..c.key_count())
+                    .filter(|&k| c.values[k] != c.values[k - 1])
+                    .map(|k| c.times[k])
+            })
+            .filter(|&t| t > 0.0 && t < duration)
+            .collect();
+        times.sort_by(f32::total_cmp);
+        times.dedup();
+        times
+    }
+
     /// The track of `property` of `joint` at the timeline's frames.
     fn track(&self, joint: usize, property: Property, timeline: &Timeline, budget: &Limits) -> Track {
         if self.channel(joint, property).is_none() {
@@ -231,7 +254,7 @@ impl<'a> Source<'a> {
             translations.push(offset);
             yaws.push(yaw);
         }
-        RootMotion::new(*timeline, translations, yaws)
+        RootMotion::new(timeline.clone(), translations, yaws)
     }
 }
 
@@ -299,27 +322,31 @@ pub(super) fn resample(source: &Source<'_>, timeline: &Timeline, budget: &Limits
     }
 }
 
-/// The test times of a channel: its key times and key midpoints within `[0, duration]`, a uniform grid of
-/// eight points per frame interval, and the duration.
+/// How long after each key time the measurement looks again, in seconds: a STEP key that switches late, or a kink
+/// that the frames miss, shows there.
+const AFTER_KEY: f32 = 1e-4;
+
+/// Points per frame interval at which the measurement samples (the frame times, the midpoints between frames, and
+/// six more).
+const POINTS_PER_INTERVAL: usize = 8;
+
+/// The test times of a channel: its key times, a time [`AFTER_KEY`] after each, and the midpoints between keys,
+/// within `[0, duration]`; [`POINTS_PER_INTERVAL`] evenly spaced points in every frame interval of the timeline;
+/// and the duration.
 fn dense_times(keys: &[f32], timeline: &Timeline, out: &mut Vec<f32>) {
     out.clear();
     let duration = timeline.duration();
-    let inside = |t: f32| (0.0..=duration).contains(&t);
     for (i, &k) in keys.iter().enumerate() {
-        out.push(k);
+        out.extend([k, k + AFTER_KEY]);
         if let Some(&next) = keys.get(i + 1) {
             out.push(0.5 * (k + next));
         }
     }
-    out.retain(|&t| inside(t));
-    let grid = 8 * (timeline.frame_count() - 1);
-    out.extend((0..=grid).map(|i| {
-        if grid == 0 {
-            0.0
-        } else {
-            (i as f64 * f64::from(duration) / grid as f64) as f32
-        }
-    }));
+    out.retain(|&t| (0.0..=duration).contains(&t));
+    for f in 0..timeline.frame_count().saturating_sub(1) {
+        let (a, b) = (f64::from(timeline.frame_time(f)), f64::from(timeline.frame_time(f + 1)));
+        out.extend((0..POINTS_PER_INTERVAL).map(|i| (a + (b - a) * i as f64 / POINTS_PER_INTERVAL as f64) as f32));
+    }
     out.push(duration);
 }
 
@@ -329,7 +356,8 @@ fn runtime_value(track: &Track, property: Property, mask: f32, timeline: &Timeli
         Track::Constant(v) => *v,
         Track::Frames(frames) => {
             let (f, u) = timeline.coords(t);
-            interpolate(property, frames[f], frames[f + 1], u * mask)
+            let next = frames.get(f + 1).unwrap_or(&frames[f]);
+            interpolate(property, frames[f], *next, u * mask)
         }
     }
 }
@@ -339,36 +367,22 @@ fn runtime_value(track: &Track, property: Property, mask: f32, timeline: &Timeli
 pub(super) fn measure(source: &Source<'_>, timeline: &Timeline, resampled: &Resampled, seam: &Seam) -> Measured {
     let mut measured = Measured::default();
     let duration = timeline.duration();
-    let h = if timeline.frame_count() > 1 {
-        duration / (timeline.frame_count() - 1) as f32
-    } else {
-        0.0
-    };
+    let last = timeline.last_interval();
     let mut times = Vec::new();
-    let mut changes = Vec::new();
     for (joint, tracks) in resampled.tracks.iter().enumerate() {
         for p in PROPERTIES {
             let Some(c) = source.channel(joint, p) else {
                 continue;
             };
-            let step = c.interpolation == Interpolation::Step;
-            changes.clear();
-            if step {
-                changes.extend(
-                    (1..c.key_count())
-                        .filter(|&k| c.values[k] != c.values[k - 1])
-                        .map(|k| c.times[k]),
-                );
-            }
             let seam_cut = timeline.is_looping() && seam.discontinuous[joint][p as usize];
-            let excluded = |t: f32| {
-                changes.iter().any(|&k| t >= k - 1e-3 * h && t <= k + 1.001 * h)
-                    || (seam_cut && t >= duration - 1.001 * h)
-            };
             dense_times(&c.times, timeline, &mut times);
-            let mask = if step { 0.0 } else { 1.0 };
+            let mask = if c.interpolation == Interpolation::Step {
+                0.0
+            } else {
+                1.0
+            };
             let track = &tracks[p as usize];
-            for &t in times.iter().filter(|&&t| !excluded(t)) {
+            for &t in times.iter().filter(|&&t| !(seam_cut && t >= duration - 1.001 * last)) {
                 let e = error(p, runtime_value(track, p, mask, timeline, t), source.exact(joint, p, t));
                 measured.record(p, joint, e);
             }
@@ -404,7 +418,42 @@ fn measure_root_motion(source: &Source<'_>, timeline: &Timeline, motion: &RootMo
 
 #[cfg(test)]
 mod tests {
+    use super::super::timeline::frame_count;
     use super::*;
+    use crate::runtime_clip::tests::{chain, channel, clip};
+
+    #[test]
+    fn the_measurement_sees_step_keys_and_kinks_between_uniform_frames() {
+        // On a 15 Hz grid over 1.3 s, STEP keys at 0.05, 0.15, 0.45 and 1.3 s and a LINEAR spike at 0.1 s fall
+        // between frames: the measurement at the key times and 0.1 ms after them sees both.
+        let skeleton = chain(3);
+        let keys = [0.05, 0.15, 0.45, 1.3];
+        let step = channel(1, Property::Translation, Interpolation::Step, &keys, |t| {
+            Vec4::new(10.0 * t, 0.0, 0.0, 0.0)
+        });
+        let spike = channel(2, Property::Translation, Interpolation::Linear, &[0.0, 0.1, 0.2], |t| {
+            Vec4::new(0.0, if t == 0.1 { 0.01 } else { 0.0 }, 0.0, 0.0)
+        });
+        let c = clip("steps", vec![step, spike]);
+        let budget = Limits {
+            translation: 1e-4,
+            rotation: 1e-3,
+            scale: 1e-3,
+        };
+        let source = Source::new(&c, &skeleton, false);
+        let seam = source.seam(&budget);
+        let timeline = Timeline::uniform(c.duration, frame_count(c.duration, 15.0), false);
+        let resampled = resample(&source, &timeline, &budget);
+        let measured = measure(&source, &timeline, &resampled, &seam);
+        // The STEP jump of 3 m at 0.45 s shows up to a frame late (the one at 1.3 s falls on the last frame); the
+        // spike's top is missed by the frames on either side of it.
+        assert!((measured.error.translation - 3.0).abs() < 1e-4, "{:?}", measured.error);
+        let spike_only = clip("spike", vec![c.channels[1].clone()]);
+        let source = Source::new(&spike_only, &skeleton, false);
+        let resampled = resample(&source, &timeline, &budget);
+        let measured = measure(&source, &timeline, &resampled, &source.seam(&budget));
+        assert!(measured.error.translation > 3e-3, "{:?}", measured.error);
+    }
 
     #[test]
     fn rotation_angle_is_accurate_for_small_angles() {
