@@ -87,6 +87,15 @@ impl Channel {
         self.times.len()
     }
 
+    /// Values stored per key: three for cubic splines (in-tangent, value, out-tangent), one otherwise.
+    fn values_per_key(&self) -> usize {
+        if self.interpolation == Interpolation::CubicSpline {
+            3
+        } else {
+            1
+        }
+    }
+
     /// The value of key `k` (for cubic splines, the value between the tangents).
     fn key(&self, k: usize) -> Vec4 {
         match self.interpolation {
@@ -95,14 +104,23 @@ impl Channel {
         }
     }
 
-    /// Evaluates the channel at time `t` with the exact glTF rules.
+    /// Evaluates the channel at time `t` with the exact glTF rules, in O(log keys).
     ///
     /// Rotations are returned normalized; translations and scales have `w = 0`.
-    /// A NaN `t` holds the first key. The channel must satisfy [`Channel::validate`]; the importer
-    /// guarantees it.
+    /// A NaN `t` holds the first key. The channel must satisfy [`Channel::validate`], which the importer and
+    /// [`Clip::validate`] check once, where the data is built; sampling checks only the counts, in O(1), and only
+    /// in debug builds or with the `strict-asserts` feature.
+    ///
+    /// # Panics
+    ///
+    /// When the value count does not match the key count, like slice indexing.
     pub fn sample(&self, t: f32) -> Vec4 {
-        strict_assert!(self.validate().is_ok(), "sampling an invalid channel");
         let n = self.times.len();
+        strict_assert!(
+            n > 0 && self.values.len() == n * self.values_per_key(),
+            "sampling a channel of {n} keys with {} values",
+            self.values.len()
+        );
         // Number of keys at or before t; NaN compares false and holds the first key.
         let after = self.times.partition_point(|&k| k <= t);
         let v = if after == 0 {
@@ -152,11 +170,7 @@ impl Channel {
         if n == 0 {
             return Err(Error::invalid(object(), "has no keys"));
         }
-        let per_key = if self.interpolation == Interpolation::CubicSpline {
-            3
-        } else {
-            1
-        };
+        let per_key = self.values_per_key();
         if self.values.len() != n * per_key {
             return Err(Error::invalid(
                 object(),

@@ -54,15 +54,16 @@ pub struct SkinOutput<'a> {
 
 /// Skins every vertex in parallel (linear-blend skinning; see the module docs for the normal and tangent rules).
 ///
-/// Validity rules, checked by [`SkinningJob::validate`]:
+/// Validity rules:
 /// - `joints`, `weights` and `out_positions` have `positions.len()` entries;
 /// - `normals` is empty or has `positions.len()` entries, and `out_normals` has `normals.len()` entries;
 /// - `tangents` is empty or has `positions.len()` entries, and `out_tangents` has `tangents.len()` entries;
 /// - every joint index of every vertex, including those of zero-weight influences, is below `palette.len()`.
 ///
 /// Outputs must match their inputs' lengths exactly, so there is no surplus output.
-/// Checking the joint indices reads every vertex once (O(n), no allocation): it is the one check that is not O(1),
-/// and it keeps `run()` free of out-of-range indexing.
+/// [`SkinningJob::validate`] checks the lengths, in O(1). The joint indices are checked for free as the run
+/// reads them (an index past the palette contributes nothing, and is remembered), so no call scans the mesh twice:
+/// only a run that met one rescans its vertices, to name the first.
 /// Weights are not checked: the importer guarantees finite, non-negative weights that sum to 1, and the loop only
 /// `debug_assert!`s that they are finite.
 #[derive(Debug)]
@@ -88,15 +89,13 @@ pub struct SkinningJob<'a> {
 }
 
 impl SkinningJob<'_> {
-    /// Checks the validity rules listed on the type.
+    /// Checks the length rules listed on the type, in O(1); the run checks the joint indices.
     ///
     /// # Errors
     ///
-    /// - [`Error::BufferSize`] naming the slice whose length is wrong.
-    /// - [`Error::JointOutOfRange`] naming the first vertex and influence whose joint index is not in the palette.
+    /// [`Error::BufferSize`] naming the slice whose length is wrong.
     pub fn validate(&self) -> Result<()> {
         check(
-            self.palette.len(),
             &SkinInput {
                 positions: self.positions,
                 normals: self.normals,
@@ -119,7 +118,9 @@ impl SkinningJob<'_> {
     ///
     /// # Errors
     ///
-    /// As [`SkinningJob::validate`]; nothing is written on error.
+    /// - As [`SkinningJob::validate`], before anything is written.
+    /// - [`Error::JointOutOfRange`] naming the first vertex and influence whose joint index is not in the palette;
+    ///   the outputs are then written, each vertex blended from its in-range influences only.
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
         let input = SkinInput {
@@ -129,7 +130,7 @@ impl SkinningJob<'_> {
             joints: self.joints,
             weights: self.weights,
         };
-        skin_parallel(
+        let in_range = skin_parallel(
             self.palette,
             &input,
             0,
@@ -139,7 +140,11 @@ impl SkinningJob<'_> {
                 tangents: self.out_tangents,
             },
         );
-        Ok(())
+        if in_range {
+            Ok(())
+        } else {
+            Err(first_joint_out_of_range(self.palette.len(), self.joints))
+        }
     }
 }
 
@@ -149,15 +154,17 @@ impl SkinningJob<'_> {
 ///
 /// # Errors
 ///
-/// As [`SkinningJob::validate`]; nothing is written on error.
+/// As [`SkinningJob::run`].
 pub fn skin_reference(palette: &[Affine3A], input: &SkinInput<'_>, output: &mut SkinOutput<'_>) -> Result<()> {
     check(
-        palette.len(),
         input,
         [output.positions.len(), output.normals.len(), output.tangents.len()],
     )?;
-    skin_span(palette, input, 0, output);
-    Ok(())
+    if skin_span(palette, input, 0, output) {
+        Ok(())
+    } else {
+        Err(first_joint_out_of_range(palette.len(), input.joints))
+    }
 }
 
 /// Skins positions only: the positions part of [`skin_reference`].
@@ -166,7 +173,7 @@ pub fn skin_reference(palette: &[Affine3A], input: &SkinInput<'_>, output: &mut 
 ///
 /// # Errors
 ///
-/// As [`SkinningJob::validate`], with `out` checked as the output positions.
+/// As [`SkinningJob::run`], with `out` checked as the output positions.
 pub fn skin_positions_reference(
     palette: &[Affine3A],
     positions: &[Vec3],
@@ -239,8 +246,8 @@ pub fn palette_from_model(
     Ok(())
 }
 
-/// The validity rules of [`SkinningJob`], in one place; `outputs` are the lengths of the three output slices.
-fn check(palette_len: usize, input: &SkinInput<'_>, outputs: [usize; 3]) -> Result<()> {
+/// The length rules of [`SkinningJob`], in one place; `outputs` are the lengths of the three output slices.
+fn check(input: &SkinInput<'_>, outputs: [usize; 3]) -> Result<()> {
     let n = input.positions.len();
     check_len("joints", n, input.joints.len())?;
     check_len("weights", n, input.weights.len())?;
@@ -252,18 +259,23 @@ fn check(palette_len: usize, input: &SkinInput<'_>, outputs: [usize; 3]) -> Resu
     if !input.tangents.is_empty() {
         check_len("tangents", n, input.tangents.len())?;
     }
-    check_len("output tangents", input.tangents.len(), outputs[2])?;
-    for (vertex, joints) in input.joints.iter().enumerate() {
-        if let Some(influence) = joints.iter().position(|&j| usize::from(j) >= palette_len) {
-            return Err(Error::JointOutOfRange {
-                vertex,
-                influence,
-                joint: joints[influence],
-                palette_len,
-            });
-        }
+    check_len("output tangents", input.tangents.len(), outputs[2])
+}
+
+/// The error for the first vertex and influence of `joints` whose index is not below `palette_len`; called only
+/// after a run met one.
+fn first_joint_out_of_range(palette_len: usize, joints: &[[u16; 4]]) -> Error {
+    let found = joints.iter().enumerate().find_map(|(vertex, joints)| {
+        let influence = joints.iter().position(|&j| usize::from(j) >= palette_len)?;
+        Some((vertex, influence, joints[influence]))
+    });
+    let (vertex, influence, joint) = found.unwrap_or((0, 0, 0));
+    Error::JointOutOfRange {
+        vertex,
+        influence,
+        joint,
+        palette_len,
     }
-    Ok(())
 }
 
 /// [`Error::BufferSize`] unless `expected == actual`.
@@ -276,13 +288,13 @@ fn check_len(what: &'static str, expected: usize, actual: usize) -> Result<()> {
 }
 
 /// Splits the outputs in halves until they are at most [`SKINNING_CHUNK`] vertices long and skins the halves with
-/// `rayon::join`. `first` is the index of the first vertex of `output` in `input`.
-fn skin_parallel(palette: &[Affine3A], input: &SkinInput<'_>, first: usize, output: SkinOutput<'_>) {
+/// `rayon::join`. `first` is the index of the first vertex of `output` in `input`. Returns false when some joint
+/// index was past the palette.
+fn skin_parallel(palette: &[Affine3A], input: &SkinInput<'_>, first: usize, output: SkinOutput<'_>) -> bool {
     let len = output.positions.len();
     if len <= SKINNING_CHUNK {
         let mut output = output;
-        skin_span(palette, input, first, &mut output);
-        return;
+        return skin_span(palette, input, first, &mut output);
     }
     let mid = len / 2;
     // Optional attributes are empty or as long as the positions, so they split at the same vertex or not at all.
@@ -290,14 +302,14 @@ fn skin_parallel(palette: &[Affine3A], input: &SkinInput<'_>, first: usize, outp
     let (p0, p1) = output.positions.split_at_mut(mid);
     let (n0, n1) = output.normals.split_at_mut(split(!input.normals.is_empty()));
     let (t0, t1) = output.tangents.split_at_mut(split(!input.tangents.is_empty()));
-    rayon::join(
+    let (a, b) = rayon::join(
         || {
             let half = SkinOutput {
                 positions: p0,
                 normals: n0,
                 tangents: t0,
             };
-            skin_parallel(palette, input, first, half);
+            skin_parallel(palette, input, first, half)
         },
         || {
             let half = SkinOutput {
@@ -305,16 +317,19 @@ fn skin_parallel(palette: &[Affine3A], input: &SkinInput<'_>, first: usize, outp
                 normals: n1,
                 tangents: t1,
             };
-            skin_parallel(palette, input, first + mid, half);
+            skin_parallel(palette, input, first + mid, half)
         },
     );
+    a && b
 }
 
-/// Skins the vertices `first..first + output.positions.len()` of `input`, which has been validated.
-fn skin_span(palette: &[Affine3A], input: &SkinInput<'_>, first: usize, output: &mut SkinOutput<'_>) {
+/// Skins the vertices `first..first + output.positions.len()` of `input`, whose lengths have been checked.
+/// Returns false when some joint index was past the palette.
+fn skin_span(palette: &[Affine3A], input: &SkinInput<'_>, first: usize, output: &mut SkinOutput<'_>) -> bool {
+    let mut in_range = true;
     for (i, out_position) in output.positions.iter_mut().enumerate() {
         let v = first + i;
-        let m = blend(palette, &input.joints[v], &input.weights[v]);
+        let m = blend(palette, &input.joints[v], &input.weights[v], &mut in_range);
         *out_position = m.transform_point3(input.positions[v]);
         if let Some(out_normal) = output.normals.get_mut(i) {
             *out_normal = transform_normal(&m.matrix3, input.normals[v]);
@@ -325,16 +340,21 @@ fn skin_span(palette: &[Affine3A], input: &SkinInput<'_>, first: usize, output: 
             *out_tangent = xyz.extend(t.w);
         }
     }
+    in_range
 }
 
 /// The weighted sum of a vertex's four palette matrices. All four influences are summed, as the GPU does;
-/// a zero weight adds an exact zero.
-fn blend(palette: &[Affine3A], joints: &[u16; 4], weights: &[f32; 4]) -> Affine3A {
+/// a zero weight adds an exact zero. An influence whose joint is past the palette adds nothing and clears
+/// `in_range`.
+fn blend(palette: &[Affine3A], joints: &[u16; 4], weights: &[f32; 4], in_range: &mut bool) -> Affine3A {
     debug_assert!(weights.iter().all(|w| w.is_finite()), "non-finite skinning weight");
     let mut matrix3 = Mat3A::ZERO;
     let mut translation = Vec3A::ZERO;
     for (&j, &w) in joints.iter().zip(weights) {
-        let m = &palette[usize::from(j)];
+        let Some(m) = palette.get(usize::from(j)) else {
+            *in_range = false;
+            continue;
+        };
         matrix3 += m.matrix3 * w;
         translation += m.translation * w;
     }
@@ -516,7 +536,9 @@ mod tests {
             let mut b = Buffers::new(3);
             edit(&mut b);
             let mut job = b.job(&palette);
-            assert_eq!(job.validate(), expected, "{name}");
+            // Lengths are validated in O(1) before the run; joint indices are found by the run itself.
+            let joints = matches!(expected, Err(Error::JointOutOfRange { .. }));
+            assert_eq!(job.validate(), if joints { Ok(()) } else { expected }, "{name}");
             assert_eq!(job.run(), expected, "{name}: run validates first");
             let input = SkinInput {
                 positions: &b.positions,
@@ -536,6 +558,37 @@ mod tests {
                 "{name}: the reference agrees"
             );
         }
+    }
+
+    #[test]
+    fn the_parallel_run_names_the_first_joint_out_of_range() {
+        // Bad indices in two different rayon tasks: the error names the first, and the other vertices are skinned
+        // as they would be without the bad ones.
+        let palette = [Affine3A::IDENTITY, Affine3A::from_translation(Vec3::Z)];
+        let n = 5 * SKINNING_CHUNK;
+        let mut b = Buffers::new(n);
+        b.joints[4 * SKINNING_CHUNK + 9] = [0, 9, 0, 0];
+        b.joints[SKINNING_CHUNK + 3] = [1, 0, 3, 0];
+        let expected = Err(Error::JointOutOfRange {
+            vertex: SKINNING_CHUNK + 3,
+            influence: 2,
+            joint: 3,
+            palette_len: 2,
+        });
+        assert_eq!(b.job(&palette).validate(), Ok(()));
+        assert_eq!(b.job(&palette).run(), expected);
+        assert_eq!(b.out_positions[0], Vec3::new(1.0, 0.0, 1.0));
+        assert_eq!(
+            b.out_positions[SKINNING_CHUNK + 3],
+            Vec3::new(1.0, 0.0, 1.0),
+            "the bad influence adds nothing"
+        );
+        let mut out = vec![Vec3::ZERO; n];
+        assert_eq!(
+            skin_positions_reference(&palette, &b.positions, &b.joints, &b.weights, &mut out),
+            expected
+        );
+        assert_eq!(out, b.out_positions, "the reference writes the same");
     }
 
     #[test]
