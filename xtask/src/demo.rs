@@ -69,7 +69,10 @@ pub fn run(path: &Path, rate: f32) -> Result<()> {
         runtime_section(sk, &clips)?;
     }
     if cfg!(debug_assertions) {
-        println!("(timings are from a debug build; `cargo xtask bench` measures optimized code)");
+        println!(
+            "(timings are from the dev profile: optimized at opt-level 1, with debug assertions; `cargo xtask bench` \
+             measures the release build)"
+        );
     }
     println!("total {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
     Ok(())
