@@ -28,7 +28,7 @@ pub struct Skinned {
     pub positions: Vec<DVec3>,
 }
 
-/// The four 32-bit words of a GLB chunk header or file header, little-endian.
+/// The little-endian `u32` at byte `at` of a GLB header.
 fn word(bytes: &[u8], at: usize) -> usize {
     u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes")) as usize
 }
@@ -312,27 +312,8 @@ impl Glb {
     }
 }
 
-/// A GLB file of `doc` with `bin` as its buffer 0 (whose `byteLength` is set here), both chunks padded to 4 bytes.
-pub fn glb_bytes(mut doc: Value, mut bin: Vec<u8>) -> Vec<u8> {
-    while !bin.len().is_multiple_of(4) {
-        bin.push(0);
-    }
-    doc["buffers"] = serde_json::json!([{"byteLength": bin.len()}]);
-    let mut json_chunk = serde_json::to_vec(&doc).expect("serializes");
-    while !json_chunk.len().is_multiple_of(4) {
-        json_chunk.push(b' ');
-    }
-    let total = 12 + 8 + json_chunk.len() + 8 + bin.len();
-    let word = |n: usize| u32::try_from(n).expect("small").to_le_bytes();
-    let mut glb = Vec::with_capacity(total);
-    glb.extend_from_slice(b"glTF");
-    glb.extend_from_slice(&word(2));
-    glb.extend_from_slice(&word(total));
-    glb.extend_from_slice(&word(json_chunk.len()));
-    glb.extend_from_slice(b"JSON");
-    glb.extend_from_slice(&json_chunk);
-    glb.extend_from_slice(&word(bin.len()));
-    glb.extend_from_slice(b"BIN\0");
-    glb.extend_from_slice(&bin);
-    glb
+/// A GLB file of `doc` with `bin` as its buffer 0 (whose `byteLength` is set here, padded to 4 bytes).
+pub fn glb_bytes(mut doc: Value, bin: Vec<u8>) -> Vec<u8> {
+    doc["buffers"] = serde_json::json!([{"byteLength": bin.len().next_multiple_of(4)}]);
+    crate::character::glb::glb(serde_json::to_vec(&doc).expect("serializes"), bin)
 }

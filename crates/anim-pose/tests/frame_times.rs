@@ -10,10 +10,13 @@
 //! - the same with each channel keyed at its own jittered times (a union of key times), and with root motion
 //!   extracted from a table clip.
 
+mod common;
+
 use anim_pose::{
     Channel, Clip, FrameSpacing, Interpolation, Looping, NO_PARENT, Property, RuntimeClip, RuntimeClipOptions,
-    SamplingJob, Skeleton, SoaTransform, Transform, unpack_soa,
+    Skeleton, Transform,
 };
+use common::{angle, sample_soa};
 use glam::{Quat, Vec3, Vec4};
 
 /// A chain of `n` joints, each 0.1 above its parent.
@@ -62,35 +65,13 @@ fn clip(name: &str, channels: Vec<Channel>) -> Clip {
     }
 }
 
-/// The runtime clip's local pose at `t`, one transform per joint.
-fn runtime_pose(rc: &RuntimeClip, t: f32) -> Vec<Transform> {
-    let mut soa = vec![SoaTransform::IDENTITY; rc.num_soa_joints()];
-    SamplingJob {
-        clip: rc,
-        time: t,
-        output: &mut soa,
-    }
-    .run()
-    .expect("a valid sampling job");
-    let mut out = vec![Transform::IDENTITY; rc.joint_count()];
-    unpack_soa(&soa, &mut out).expect("sized");
-    out
-}
-
-/// The angle between two rotations, accurate for small angles.
-fn angle(a: Quat, b: Quat) -> f32 {
-    let (a, b) = (Vec4::from(a).as_dvec4(), Vec4::from(b).as_dvec4());
-    let b = if a.dot(b) < 0.0 { -b } else { b };
-    (4.0 * ((a - b).length() / 2.0).min(1.0).asin()) as f32
-}
-
 /// The largest translation and rotation error of the runtime clip against the exact clip at `times`.
 fn worst_error(rc: &RuntimeClip, c: &Clip, skeleton: &Skeleton, times: &[f32]) -> (f32, f32, f32) {
     let mut exact = vec![Transform::IDENTITY; skeleton.joint_count()];
     let (mut translation, mut rotation, mut at) = (0.0f32, 0.0f32, 0.0f32);
     for &t in times {
         c.sample_local_pose(skeleton, t, &mut exact).expect("a finite time");
-        for (r, e) in runtime_pose(rc, t).iter().zip(&exact) {
+        for (r, e) in sample_soa(rc, t).iter().zip(&exact) {
             let (dt, dr) = (r.translation.distance(e.translation), angle(r.rotation, e.rotation));
             if dt > translation || dr > rotation {
                 at = t;
@@ -194,7 +175,7 @@ fn step_keys_switch_at_their_key_times() {
     .expect("builds");
     let d = looped.duration();
     for &k in &[0.05f32, 0.15, 0.45, 0.32, 0.61, 0.99] {
-        let (first, second) = (runtime_pose(&looped, k + 1e-4), runtime_pose(&looped, d + k + 1e-4));
+        let (first, second) = (sample_soa(&looped, k + 1e-4), sample_soa(&looped, d + k + 1e-4));
         for (a, b) in first.iter().zip(&second) {
             assert!(angle(a.rotation, b.rotation) < 1e-3 && a.translation.distance(b.translation) < 1e-4);
         }
@@ -340,7 +321,7 @@ fn root_motion_extracts_from_a_frame_time_table() {
             (offset.translation - Vec3::new(moved.x, 0.0, moved.z)).length() < 2e-4,
             "at {t} s: {offset:?} vs {moved}"
         );
-        let root = runtime_pose(&rc, t)[0].translation;
+        let root = sample_soa(&rc, t)[0].translation;
         assert!(
             (root.x - start.x).abs() < 1e-5 && (root.z - start.z).abs() < 1e-5,
             "in place at {t} s"

@@ -18,8 +18,9 @@ use std::path::Path;
 
 use anim_pose::{
     Channel, Clip, ErrorBudget, FrameSpacing, Interpolation, Looping, NO_PARENT, Property, RuntimeClip,
-    RuntimeClipOptions, SamplingJob, Skeleton, SoaTransform, Transform, unpack_soa,
+    RuntimeClipOptions, Skeleton, Transform,
 };
+use common::{angle, sample_soa};
 use glam::{Quat, Vec3, Vec4};
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -207,21 +208,6 @@ fn resolve(spec: TimeSpec, rc: &RuntimeClip) -> f32 {
     }
 }
 
-/// SoA sampling, unpacked to one transform per joint.
-fn sample_soa(rc: &RuntimeClip, t: f32) -> Vec<Transform> {
-    let mut soa = vec![SoaTransform::IDENTITY; rc.num_soa_joints()];
-    SamplingJob {
-        clip: rc,
-        time: t,
-        output: &mut soa,
-    }
-    .run()
-    .expect("valid sampling job");
-    let mut out = vec![Transform::IDENTITY; rc.joint_count()];
-    unpack_soa(&soa, &mut out).expect("sized");
-    out
-}
-
 fn close(a: f32, b: f32) -> bool {
     (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
 }
@@ -235,13 +221,6 @@ fn close_transforms(a: &Transform, b: &Transform) -> bool {
             .iter()
             .zip(&b.rotation.to_array())
             .all(|(x, y)| close(*x, *y))
-}
-
-/// The angle between two rotations, accurate for small angles: `4 asin(|a - b| / 2)` in f64.
-fn angle(a: Quat, b: Quat) -> f32 {
-    let (a, b) = (Vec4::from(a).as_dvec4(), Vec4::from(b).as_dvec4());
-    let b = if a.dot(b) < 0.0 { -b } else { b };
-    (4.0 * ((a - b).length() / 2.0).min(1.0).asin()) as f32
 }
 
 /// The largest (translation, rotation, relative scale) error of `rc` against the exact `clip` at `times`.

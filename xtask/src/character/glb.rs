@@ -245,7 +245,7 @@ fn animation(bin: &mut Bin, clip: &Clip) -> Value {
 }
 
 /// Frames the JSON and binary chunks as a `.glb`: the JSON padded with spaces and the binary with zeros.
-fn glb(mut json: Vec<u8>, mut bin: Vec<u8>) -> Vec<u8> {
+pub(crate) fn glb(mut json: Vec<u8>, mut bin: Vec<u8>) -> Vec<u8> {
     json.resize(json.len().next_multiple_of(4), b' ');
     bin.resize(bin.len().next_multiple_of(4), 0);
     let total = 12 + 8 + json.len() + 8 + bin.len();

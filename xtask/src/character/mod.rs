@@ -6,7 +6,7 @@
 //! f32, and written with sorted JSON keys. A test compares it with the committed file.
 
 mod clips;
-mod glb;
+pub(crate) mod glb;
 mod loft;
 mod mesh;
 mod pose;

@@ -1,4 +1,5 @@
-//! Shared helpers for the integration tests: locating the sample assets and walking folders.
+//! Shared helpers for the integration tests: locating the sample assets, walking folders, sampling a runtime clip
+//! and measuring rotation angles.
 
 #![allow(
     dead_code,
@@ -6,6 +7,9 @@
 )]
 
 use std::path::{Path, PathBuf};
+
+use anim_pose::{RuntimeClip, SamplingJob, SoaTransform, Transform, unpack_soa};
+use glam::{Quat, Vec4};
 
 /// The environment variable that names the shared sample-asset folder.
 pub const ASSETS_VAR: &str = "CROWD_SAMPLE_ASSETS";
@@ -72,4 +76,26 @@ pub fn files_with_extensions(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// SoA sampling, unpacked to one transform per joint.
+pub fn sample_soa(rc: &RuntimeClip, t: f32) -> Vec<Transform> {
+    let mut soa = vec![SoaTransform::IDENTITY; rc.num_soa_joints()];
+    SamplingJob {
+        clip: rc,
+        time: t,
+        output: &mut soa,
+    }
+    .run()
+    .expect("valid sampling job");
+    let mut out = vec![Transform::IDENTITY; rc.joint_count()];
+    unpack_soa(&soa, &mut out).expect("sized");
+    out
+}
+
+/// The angle between two rotations, accurate for small angles: `4 asin(|a - b| / 2)` in f64.
+pub fn angle(a: Quat, b: Quat) -> f32 {
+    let (a, b) = (Vec4::from(a).as_dvec4(), Vec4::from(b).as_dvec4());
+    let b = if a.dot(b) < 0.0 { -b } else { b };
+    (4.0 * ((a - b).length() / 2.0).min(1.0).asin()) as f32
 }
