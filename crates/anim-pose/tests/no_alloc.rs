@@ -1,5 +1,5 @@
-//! Proves with a counting global allocator that no job's `run()` allocates, and that the pose pool's
-//! `update` and instance mapping do not allocate after warm-up.
+//! Proves with a counting global allocator that no job's `run()` allocates (sampling both uniform frames and a
+//! frame-time table), and that the pose pool's `update` and instance mapping do not allocate after warm-up.
 //!
 //! The allocator counts every thread's allocations (rayon workers included). This file holds a single test,
 //! so that no other test of the same process allocates while it measures.
@@ -7,8 +7,8 @@
 use std::alloc::System;
 
 use anim_pose::{
-    BlendLayer, BlendingJob, LocalToModelJob, PoolClip, PosePool, PosePoolOptions, Procedural, ProceduralJob,
-    RuntimeClip, RuntimeClipOptions, SamplingJob, SineSway, SlotRef, SoaTransform, pack_soa,
+    BlendLayer, BlendingJob, FrameSpacing, LocalToModelJob, PoolClip, PosePool, PosePoolOptions, Procedural,
+    ProceduralJob, RuntimeClip, RuntimeClipOptions, SamplingJob, SineSway, SlotRef, SoaTransform, pack_soa,
 };
 use glam::{Affine3A, Vec3, Vec4};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
@@ -33,6 +33,25 @@ fn hot_paths_do_not_allocate() {
         .clips_for(0)
         .map(|c| RuntimeClip::build(c, skeleton, &RuntimeClipOptions::default()).expect("builds"))
         .collect();
+    // The walk with every fifth key kept: fewer keys than any uniform rate's frames, so a key-time table.
+    let mut sparse = model.clips_for(0).nth(1).expect("a second clip").clone();
+    for channel in &mut sparse.channels {
+        let keep: Vec<usize> = (0..channel.key_count())
+            .filter(|&k| k % 5 == 0 || k + 1 == channel.key_count())
+            .collect();
+        let per_key = channel.values.len() / channel.key_count();
+        channel.values = keep
+            .iter()
+            .flat_map(|&k| channel.values[k * per_key..(k + 1) * per_key].to_vec())
+            .collect();
+        channel.times = keep.iter().map(|&k| channel.times[k]).collect();
+    }
+    let table = RuntimeClip::build(&sparse, skeleton, &RuntimeClipOptions::default()).expect("builds");
+    assert!(
+        matches!(table.frame_spacing(), FrameSpacing::KeyTimes { .. }),
+        "{}",
+        table.frame_spacing()
+    );
     let soa = clips[0].num_soa_joints();
     let mut pose_a = vec![SoaTransform::IDENTITY; soa];
     let mut pose_b = vec![SoaTransform::IDENTITY; soa];
@@ -61,6 +80,13 @@ fn hot_paths_do_not_allocate() {
             }
             .run()
             .expect("samples");
+            SamplingJob {
+                clip: &table,
+                time: t,
+                output: &mut pose_b,
+            }
+            .run()
+            .expect("samples a table");
             SamplingJob {
                 clip: &clips[2],
                 time: t,
@@ -124,11 +150,16 @@ fn hot_paths_do_not_allocate() {
     });
     assert_eq!(n, 0, "the jobs' run() allocated {n} times in 100 frames");
 
-    // The pose pool, updated in parallel on a rayon pool of 2 threads, with crossfades and batch mapping.
+    // The pose pool (the four clips and the table), updated in parallel on a rayon pool of 2 threads, with
+    // crossfades and batch mapping.
     // Entering rayon from outside its pool allocates a queue block now and then, so the frame runs inside
     // `install`, as an engine's simulation thread would. Rayon's work queues grow during the first frames
     // (seen here: 2 allocations in frames 10 to 110, none after 2,000 frames), so warm-up is 2,000 frames.
-    let pool_clips: Vec<PoolClip> = clips.iter().map(|clip| PoolClip { clip, slots: 8 }).collect();
+    let pool_clips: Vec<PoolClip> = clips
+        .iter()
+        .chain([&table])
+        .map(|clip| PoolClip { clip, slots: 8 })
+        .collect();
     let mut pool = PosePool::new(skeleton, &pool_clips, &PosePoolOptions::default()).expect("the pool builds");
     let instances = 1000;
     let tracks: Vec<u16> = (0..instances).map(|i| (i % 4) as u16).collect();
