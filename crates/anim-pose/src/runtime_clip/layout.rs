@@ -90,7 +90,7 @@ impl Search<'_, '_> {
                     FrameSpacing::UniformWithStepKeys { step_keys: steps.len() },
                 ),
             };
-            // Uniform frames are kept only when they are no more than the table that met the budget.
+            // Uniform frames are tried only while they are no more frames than the table that met the budget.
             if choice
                 .met
                 .as_ref()
@@ -98,8 +98,7 @@ impl Search<'_, '_> {
             {
                 break;
             }
-            let rate_hz = rate;
-            if choice.offer(self.trial(timeline, spacing, rate_hz), self.budget) || duration == 0.0 {
+            if choice.offer(self.trial(timeline, spacing, rate), self.budget) || duration == 0.0 {
                 break;
             }
         }
