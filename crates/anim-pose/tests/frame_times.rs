@@ -16,7 +16,7 @@ use anim_pose::{
     Channel, Clip, FrameSpacing, Interpolation, Looping, NO_PARENT, Property, RuntimeClip, RuntimeClipOptions,
     Skeleton, Transform,
 };
-use common::{angle, sample_soa};
+use common::{angle, clip_of as clip, sample_soa};
 use glam::{Quat, Vec3, Vec4};
 
 /// A chain of `n` joints, each 0.1 above its parent.
@@ -47,21 +47,6 @@ fn channel(
         interpolation,
         times: times.to_vec(),
         values: times.iter().map(|&t| f(t)).collect(),
-    }
-}
-
-/// A clip over `channels` whose duration is the last key time.
-fn clip(name: &str, channels: Vec<Channel>) -> Clip {
-    let duration = channels
-        .iter()
-        .filter_map(|c| c.times.last().copied())
-        .fold(0.0, f32::max);
-    Clip {
-        name: name.into(),
-        animation: 0,
-        skeleton: 0,
-        duration,
-        channels,
     }
 }
 

@@ -167,17 +167,7 @@ fn clip(name: &str, n: usize, specs: &[ChannelSpec], amplitude: f32, tangent: f3
             values,
         });
     }
-    let duration = channels
-        .iter()
-        .filter_map(|c| c.times.last().copied())
-        .fold(0.0, f32::max);
-    Clip {
-        name: name.into(),
-        animation: 0,
-        skeleton: 0,
-        duration,
-        channels,
-    }
+    common::clip_of(name, channels)
 }
 
 /// A sampling time, resolved once the clip's duration and frame count are known.

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anim_pose::{RuntimeClip, SamplingJob, SoaTransform, Transform, unpack_soa};
+use anim_pose::{Channel, Clip, RuntimeClip, SamplingJob, SoaTransform, Transform, unpack_soa};
 use glam::{Quat, Vec4};
 
 /// The environment variable that names the shared sample-asset folder.
@@ -98,4 +98,19 @@ pub fn angle(a: Quat, b: Quat) -> f32 {
     let (a, b) = (Vec4::from(a).as_dvec4(), Vec4::from(b).as_dvec4());
     let b = if a.dot(b) < 0.0 { -b } else { b };
     (4.0 * ((a - b).length() / 2.0).min(1.0).asin()) as f32
+}
+
+/// A clip named `name` over `channels`, whose duration is their last key time.
+pub fn clip_of(name: &str, channels: Vec<Channel>) -> Clip {
+    let duration = channels
+        .iter()
+        .filter_map(|c| c.times.last().copied())
+        .fold(0.0, f32::max);
+    Clip {
+        name: name.into(),
+        animation: 0,
+        skeleton: 0,
+        duration,
+        channels,
+    }
 }
