@@ -10,10 +10,10 @@
 //!   poses read from memory), the worst case of the unique tier; reported.
 //! - `skin_pack.mat3x4_f16_vs_memcpy` and `skin_pack.qt_f16_vs_memcpy`: the shared-pose run in the f16 formats,
 //!   against a copy of their own (smaller) output.
-//!   The crowd stands on the ground: each instance is turned about +Y only, which `QtF16` folds with the zero
-//!   products left out (`QtFold::upright`).
-//! - `skin_pack.qt_f16_tilted_vs_memcpy`: the QtF16 run with every instance also tilted 0.1 rad about x, so that
-//!   it takes the full fold (a fish school, a crowd on a slope); reported.
+//!   The crowd stands on the ground: each instance is turned about +Y only. Targets: 0.8 for Mat3x4F16, 0.7 for
+//!   QtF16.
+//! - `skin_pack.qt_f16_tilted_vs_memcpy`: the QtF16 run with every instance also tilted 0.1 rad about x (a fish
+//!   school, a crowd on a slope), so that no special case for upright instances could help; reported.
 //! - `skin_pack.{mat3x4,qt}_f16_cached_stores_vs_memcpy`: the same runs with ordinary stores instead of streaming
 //!   ones; reported, so that each run shows which kind is faster. Neither wins every run on the development VMs;
 //!   the headline uses streaming stores, the kind recommended for upload buffers.
@@ -217,22 +217,21 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::er
     );
 
     // The f16 runs use streaming stores too (the SIMD kernels stream when the output is aligned).
-    let mut f16_run = |name: &str, run: Paired| {
+    let mut f16_run = |name: &str, run: Paired, target: f64| {
         push(
             &format!("skin_pack.{name}_vs_memcpy"),
             run.ratio,
-            ">= 0.8",
-            run.ratio >= 0.8,
+            if target == 0.8 { ">= 0.8" } else { ">= 0.7" },
+            run.ratio >= target,
         );
         let ns = run.a * 1e9 / (INSTANCES * JOINTS) as f64;
         push(&format!("skin_pack.{name}_ns_per_joint"), ns, "report", true);
     };
     let mat = crowd_run::<Mat3x4F16>(effort, &threads, &binding, &shared, &pose_of, &transforms, true, 0)?;
-    f16_run("mat3x4_f16", mat);
+    f16_run("mat3x4_f16", mat, 0.8);
     let qt = crowd_run::<QtF16>(effort, &threads, &binding, &shared, &pose_of, &transforms, true, 0)?;
-    f16_run("qt_f16", qt);
-    // The crowd stands on the ground (each instance turned about +Y only), so QtF16 folds it upright, without the
-    // zero products; the same run with every instance also tilted 0.1 rad about x takes the full fold.
+    f16_run("qt_f16", qt, 0.7);
+    // The same run with every instance also tilted 0.1 rad about x.
     let tilted: Vec<Affine3A> = transforms.iter().map(|t| *t * Affine3A::from_rotation_x(0.1)).collect();
     let qt_tilted = crowd_run::<QtF16>(effort, &threads, &binding, &shared, &pose_of, &tilted, true, 0)?;
     push("skin_pack.qt_f16_tilted_vs_memcpy", qt_tilted.ratio, "report", true);

@@ -47,6 +47,7 @@ mod error;
 mod exchange;
 mod flatten;
 mod formats;
+mod kernels;
 mod palette_entry;
 mod pool_tolerance;
 mod skinning;
@@ -58,13 +59,12 @@ pub use dirty::{
 pub use error::{Error, Result};
 pub use exchange::{ExchangeStats, FrameExchange, FramePacket, MAX_FRAME_PACKETS, Overrun, ReadGuard, WriteGuard};
 pub use flatten::{
-    CachedPose, FLATTEN_CHUNK, FLATTEN_WINDOW, FlattenCache, FlattenJob, POSE_BUCKETS, PaletteBinding, PaletteFormat,
-    PoseSource, cache_aux_floats, group_by_pose,
+    FLATTEN_CHUNK, FLATTEN_WINDOW, FlattenCache, FlattenJob, POSE_BUCKETS, PaletteBinding, group_by_pose,
 };
 pub use formats::{
-    F16_MAX, F16Format, F16Kind, Mat3x4F16, QT_F16_SCALE_TOLERANCE, QtF16, VertexError, VertexErrorScratch,
-    check_palette, check_uniform_scale, choose_f16_format, decode_palette, f16_bits_to_f32, f16_vertex_error,
-    halves_from_f32, halves_from_f32_scalar, palette_origin, unpack_halves, unpack2x16float,
+    F16_MAX, F16Format, F16Kind, Mat3x4F16, PaletteFormat, QT_F16_SCALE_TOLERANCE, QtF16, VertexError,
+    VertexErrorScratch, check_palette, check_uniform_scale, choose_f16_format, decode_palette, f16_bits_to_f32,
+    f16_vertex_error, halves_from_f32, halves_from_f32_scalar, palette_origin, unpack_halves, unpack2x16float,
 };
 pub use palette_entry::{PALETTE_ENTRY_SIZE, PaletteEntry};
 pub use pool_tolerance::slots_for_tolerance;

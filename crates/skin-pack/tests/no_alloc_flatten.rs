@@ -28,7 +28,7 @@ fn all_modes<F: PaletteFormat>(
     poses: &[Affine3A],
     pose_of: &[u32],
     transforms: &[Affine3A],
-    cache: &mut FlattenCache,
+    cache: &mut FlattenCache<F>,
     out: &mut [F],
 ) {
     let pose_count = poses.len() / binding.joint_count();
@@ -70,7 +70,11 @@ fn flatten_does_not_allocate_after_warm_up() {
     let transforms: Vec<Affine3A> = (0..palettes)
         .map(|i| Affine3A::from_translation(Vec3::new(i as f32, 0.0, -(i as f32))))
         .collect();
-    let mut cache = FlattenCache::new(&binding, pose_count);
+    let (mut f32_cache, mut m34_cache, mut qt_cache) = (
+        FlattenCache::new(&binding, pose_count),
+        FlattenCache::new(&binding, pose_count),
+        FlattenCache::new(&binding, pose_count),
+    );
     let mut f32_out = vec![PaletteEntry::IDENTITY; palettes * joints];
     let mut m34_out = vec![Mat3x4F16::default(); palettes * joints];
     let mut qt_out = vec![QtF16::default(); palettes * joints];
@@ -80,9 +84,9 @@ fn flatten_does_not_allocate_after_warm_up() {
         .expect("a thread pool");
     threads.install(|| {
         let mut frame = || {
-            all_modes(&binding, &poses, &pose_of, &transforms, &mut cache, &mut f32_out);
-            all_modes(&binding, &poses, &pose_of, &transforms, &mut cache, &mut m34_out);
-            all_modes(&binding, &poses, &pose_of, &transforms, &mut cache, &mut qt_out);
+            all_modes(&binding, &poses, &pose_of, &transforms, &mut f32_cache, &mut f32_out);
+            all_modes(&binding, &poses, &pose_of, &transforms, &mut m34_cache, &mut m34_out);
+            all_modes(&binding, &poses, &pose_of, &transforms, &mut qt_cache, &mut qt_out);
         };
         // Warm-up: rayon's workers and deques reach their steady state.
         for _ in 0..200 {

@@ -3,12 +3,16 @@
 use bytemuck::{Pod, Zeroable};
 use glam::{Affine3A, Vec3A, Vec4};
 
-use super::batch::encode_halves;
+use super::row_fold::RowFold;
+#[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
+use super::row_fold::{FOLD_SAFE_MAX, linear_rows, norm_inf};
+use super::sealed::Format;
 use super::{
-    A, F16_MAX, F16Format, U, check_finite, check_range, evaluation_bound, frobenius, halves_from_f32, pack,
-    translation_bound, translation_vertex_bound, unpack_halves, unpack2x16float, up,
+    A, F16_MAX, F16Format, U, check_finite, check_range, encode_halves, evaluation_bound, frobenius, halves_from_f32,
+    pack, translation_bound, translation_vertex_bound, unpack_halves, unpack2x16float, up,
 };
 use crate::flatten::{CachedPose, poison};
+use crate::kernels::Tier;
 use crate::{PaletteFormat, Result};
 
 /// A 3×4 affine skinning matrix as twelve f16 values in six `u32`s, 24 B (half of `PaletteEntry`).
@@ -30,37 +34,8 @@ pub struct Mat3x4F16 {
 const _: () = assert!(size_of::<Mat3x4F16>() == 24);
 const _: () = assert!(align_of::<Mat3x4F16>() == 4);
 
-/// Joints per group of [`Mat3x4F16`]'s per-pose cache data (see [`mat3x4_cached_floats`]).
-pub(crate) const MAT_GROUP: usize = 4;
-
-/// Floats per group of [`MAT_GROUP`] joints in [`Mat3x4F16`]'s per-pose cache data: for each row `c` of the
-/// skinning matrix, that row of the group's four joints side by side (16 floats, one 64-byte line).
-pub(crate) const MAT_GROUP_FLOATS: usize = 3 * 4 * MAT_GROUP;
-
-/// The floats of [`Mat3x4F16`]'s per-pose cache data for a skin of `skin_joints` joints: the skinning rows again,
-/// regrouped by row for every four joints (the last group padded with zeros), so that the AVX-512 kernel loads row
-/// `c` of four joints with one 512-bit load.
-pub(crate) fn mat3x4_cached_floats(skin_joints: usize) -> usize {
-    skin_joints.div_ceil(MAT_GROUP) * MAT_GROUP_FLOATS
-}
-
 impl PaletteFormat for Mat3x4F16 {
     const NAME: &'static str = "Mat3x4F16";
-
-    /// Regroups the pose's skinning rows by row for every four joints (`mat3x4_cached_floats`): group `g`'s
-    /// line `c` is row `c` of joints `4g..4g + 4`, for the AVX-512 kernel, which then folds four joints' row `r`
-    /// in one register with no lane unused.
-    fn prepare_cached(rows: &[[Vec4; 3]], aux: &mut [f32]) {
-        let aux = &mut aux[..mat3x4_cached_floats(rows.len())];
-        for (group, out) in rows.chunks(MAT_GROUP).zip(aux.chunks_exact_mut(MAT_GROUP_FLOATS)) {
-            out.fill(0.0);
-            for (c, line) in out.chunks_exact_mut(4 * MAT_GROUP).enumerate() {
-                for (joint, at) in group.iter().zip(line.chunks_exact_mut(4)) {
-                    at.copy_from_slice(&joint[c].to_array());
-                }
-            }
-        }
-    }
 
     /// Stores the rows of `m` with the translation relative to `origin`, each value clamped to ±[`F16_MAX`] and
     /// rounded to the nearest f16 (ties to even) in one batch conversion.
@@ -68,88 +43,73 @@ impl PaletteFormat for Mat3x4F16 {
     fn encode(m: &Affine3A, origin: Vec3A) -> Self {
         let c = &m.matrix3;
         let d = m.translation - origin;
-        let lo = Vec4::splat(-F16_MAX);
-        let hi = Vec4::splat(F16_MAX);
-        let r0 = Vec4::new(c.x_axis.x, c.y_axis.x, c.z_axis.x, d.x).max(lo).min(hi);
-        let r1 = Vec4::new(c.x_axis.y, c.y_axis.y, c.z_axis.y, d.y).max(lo).min(hi);
-        let r2 = Vec4::new(c.x_axis.z, c.y_axis.z, c.z_axis.z, d.z).max(lo).min(hi);
+        let rows = [
+            Vec4::new(c.x_axis.x, c.y_axis.x, c.z_axis.x, d.x),
+            Vec4::new(c.x_axis.y, c.y_axis.y, c.z_axis.y, d.y),
+            Vec4::new(c.x_axis.z, c.y_axis.z, c.z_axis.z, d.z),
+        ]
+        .map(clamp);
         let mut v = [0.0f32; 12];
-        v[0..4].copy_from_slice(&r0.to_array());
-        v[4..8].copy_from_slice(&r1.to_array());
-        v[8..12].copy_from_slice(&r2.to_array());
+        for (r, row) in rows.iter().enumerate() {
+            v[4 * r..4 * r + 4].copy_from_slice(&row.to_array());
+        }
         let h = halves_from_f32(&v);
         Self {
-            rows: [
-                [pack(h[0], h[1]), pack(h[2], h[3])],
-                [pack(h[4], h[5]), pack(h[6], h[7])],
-                [pack(h[8], h[9]), pack(h[10], h[11])],
-            ],
+            rows: [0, 1, 2].map(|r| [pack(h[4 * r], h[4 * r + 1]), pack(h[4 * r + 2], h[4 * r + 3])]),
         }
     }
+}
 
-    const RELATIVE: bool = true;
+/// Clamps every element to ±[`F16_MAX`].
+#[inline(always)]
+fn clamp(v: Vec4) -> Vec4 {
+    v.clamp(Vec4::splat(-F16_MAX), Vec4::splat(F16_MAX))
+}
 
-    /// The rows of every matrix, translation made relative to `origin` and clamped as in `encode`, converted in
-    /// one F16C loop (the same bits as `encode`).
-    #[inline]
-    fn encode_each(out: &mut [Self], origin: Vec3A, _stream: bool, mut row: impl FnMut(usize) -> [Vec4; 3]) -> Vec4 {
-        let lo = Vec4::splat(-F16_MAX);
-        let hi = Vec4::splat(F16_MAX);
+impl Format for Mat3x4F16 {
+    /// The rows with the translation made relative to `origin`, clamped as in `encode` and converted in one loop
+    /// (the same bits as `encode`).
+    #[inline(always)]
+    fn encode_rows(tier: Tier, out: &mut [Self], origin: Vec3A, mut row: impl FnMut(usize) -> [Vec4; 3]) -> Vec4 {
         let shift = [0, 1, 2].map(|r| Vec4::new(0.0, 0.0, 0.0, origin[r]));
         let mut acc = Vec4::ZERO;
-        let words: &mut [[u32; 2]] = bytemuck::cast_slice_mut(out);
-        encode_halves::<3>(words, |k| {
+        encode_halves::<3>(tier, bytemuck::cast_slice_mut(out), |k| {
             let r = row(k);
             acc += poison(r[0]) + poison(r[1]) + poison(r[2]);
-            [0, 1, 2].map(|i| (r[i] - shift[i]).max(lo).min(hi))
+            [0, 1, 2].map(|i| clamp(r[i] - shift[i]))
         });
         acc
     }
 
-    /// The SIMD kernels of `formats/fold_simd.rs` (AVX-512F, or AVX, F16C and FMA) when the CPU has them and no
-    /// value can leave the f16 range (`‖L_T‖∞ · max|S| ≤ 65000`, which also excludes non-finite transforms): the
-    /// portable path's fused products in its order, so the same bits, without its per-value clamp and poison.
-    /// Otherwise the portable path.
-    fn encode_cached(pose: CachedPose<'_>, t: Option<&Affine3A>, out: &mut [Self], stream: bool) -> Vec4 {
-        #[cfg(target_arch = "x86_64")]
-        if super::fold_simd::available() {
-            let n = out.len();
-            let transforms = t.map(std::slice::from_ref).unwrap_or(&[]);
-            return super::fold_simd::mat3x4_run(out, n, &[0], &|_| pose, transforms, stream);
-        }
-        encode_cached_portable(pose, t, out, stream)
+    /// The SIMD tier's kernel when no value can leave the f16 range (`‖L_T‖∞ · max|S| ≤ 65000`, which also
+    /// excludes non-finite transforms); otherwise the portable twin ([`RowFold::apply_relative`], the same bits),
+    /// which clamps.
+    type Fold = Affine3A;
+
+    #[inline(always)]
+    fn folds(t: [&Affine3A; 4]) -> [Affine3A; 4] {
+        t.map(|t| *t)
     }
 
-    /// As [`Mat3x4F16::encode_cached`] palette by palette, but in one call of the AVX kernel for the whole run, so
-    /// that each palette's range check and setup are a few inlined instructions rather than two calls.
-    fn encode_cached_run<'a>(
-        out: &mut [Self],
-        skin_joints: usize,
-        order: &[u16],
-        pose: &impl crate::flatten::PoseSource<'a>,
-        transforms: &[Affine3A],
-        stream: bool,
-    ) -> Vec4 {
-        #[cfg(target_arch = "x86_64")]
-        if super::fold_simd::available() {
-            return super::fold_simd::mat3x4_run(out, skin_joints, order, pose, transforms, stream);
+    #[inline(always)]
+    fn encode_cached(tier: Tier, pose: CachedPose<'_>, t: Option<&Affine3A>, out: &mut [Self], stream: bool) -> Vec4 {
+        let rows = &pose.rows[..out.len()];
+        #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
+        if let Tier::Avx2(token) = tier {
+            let e = t.map(|t| linear_rows(&t.matrix3));
+            if e.as_ref().map_or(1.0, norm_inf) * pose.max_abs <= FOLD_SAFE_MAX {
+                crate::kernels::avx2::mat3x4(token, e.as_ref(), rows, out, stream);
+                return Vec4::ZERO;
+            }
         }
-        // Without the kernel, `encode_cached` is the portable path.
-        crate::flatten::encode_each_palette::<Self>(out, skin_joints, order, pose, transforms, stream)
-    }
-}
-
-/// The portable path of [`Mat3x4F16::encode_cached`]: clamps, and returns the poison sum.
-#[inline]
-pub(crate) fn encode_cached_portable(
-    pose: CachedPose<'_>,
-    t: Option<&Affine3A>,
-    out: &mut [Mat3x4F16],
-    stream: bool,
-) -> Vec4 {
-    match t {
-        None => crate::flatten::copy_rows(pose.rows, out, stream),
-        Some(t) => crate::flatten::fold_rows(t, pose.rows, out, stream),
+        let _ = stream;
+        match t {
+            None => Self::encode_rows(tier, out, Vec3A::ZERO, |k| rows[k]),
+            Some(t) => {
+                let fold = RowFold::new(t);
+                Self::encode_rows(tier, out, Vec3A::ZERO, |k| fold.apply_relative(&rows[k]))
+            }
+        }
     }
 }
 

@@ -55,13 +55,10 @@
 //! normal f32 values exactly, so no GPU flushes them; a shader that used the `unpack2x16float` builtin on a GPU
 //! that flushes f16 subnormals would add up to `2⁻¹⁴` (6.1e-5) per element instead of `2⁻²⁵`.
 
-mod batch;
-#[cfg(target_arch = "x86_64")]
-mod decompose_simd;
-#[cfg(target_arch = "x86_64")]
-mod fold_simd;
+mod entry_f32;
 mod mat3x4_f16;
-mod qt_f16;
+pub(crate) mod qt_f16;
+pub(crate) mod row_fold;
 mod uniform_scale;
 mod vertex_error;
 
@@ -69,26 +66,93 @@ use glam::{Affine3A, Mat3A, Vec3A, Vec4};
 use half::f16;
 use half::slice::HalfFloatSliceExt;
 
-use crate::{Error, PaletteFormat, Result};
+use crate::{Error, Result};
 
-/// The linear part `m` of a transform by rows: `[r][c]` is element (row r, column c), the form the fold kernels
-/// and their portable twins splat.
-#[inline(always)]
-pub(crate) fn linear_rows(m: &glam::Mat3A) -> [[f32; 3]; 3] {
-    [0, 1, 2].map(|r| [m.x_axis[r], m.y_axis[r], m.z_axis[r]])
-}
-
-#[cfg(target_arch = "x86_64")]
-pub(crate) use fold_simd::{
-    available as fold_simd_available, entry as fold_entry_simd, entry_in_range as fold_entry_in_range,
-    entry_run as fold_entry_run, skin_rows as skin_rows_simd, skin_rows_available as skin_rows_simd_available,
-};
 pub use mat3x4_f16::Mat3x4F16;
-pub(crate) use mat3x4_f16::mat3x4_cached_floats;
 pub use qt_f16::QtF16;
-pub(crate) use qt_f16::{QT_BLOCK, norm_inf, qt_cached_floats, qt_lane};
 pub use uniform_scale::{F16Kind, QT_F16_SCALE_TOLERANCE, check_uniform_scale, choose_f16_format};
 pub use vertex_error::{VertexError, VertexErrorScratch, f16_vertex_error};
+
+/// A palette entry format that [`crate::FlattenJob`] writes: [`crate::PaletteEntry`] (f32, 48 B), [`Mat3x4F16`]
+/// (24 B) or [`QtF16`] (16 B). The trait is sealed: its hot-path hooks are the crate's own.
+pub trait PaletteFormat: sealed::Format {
+    /// A short name for reports and errors, for example `"f32 3x4"`.
+    const NAME: &'static str;
+
+    /// Encodes one skinning matrix, with its translation relative to `origin` for the f16 formats (the f32 entry
+    /// stores the absolute matrix and ignores `origin`). The input must be finite.
+    fn encode(m: &Affine3A, origin: Vec3A) -> Self;
+}
+
+/// The hooks of [`PaletteFormat`] that [`crate::FlattenJob`] calls, in a private module so that no other crate can
+/// implement or call them.
+pub(crate) mod sealed {
+    use glam::{Affine3A, Vec3A, Vec4};
+
+    use crate::flatten::CachedPose;
+    use crate::kernels::Tier;
+
+    /// See [`super::PaletteFormat`].
+    pub trait Format: bytemuck::Pod + Send + Sync {
+        /// The floats of this format's own per-pose data in a [`crate::FlattenCache`] for a skin of `skin_joints`
+        /// joints, a multiple of 16 (whole 64-byte lines).
+        fn cached_floats(skin_joints: usize) -> usize {
+            let _ = skin_joints;
+            0
+        }
+
+        /// Fills a pose's own data ([`Format::cached_floats`] long) from its finite skinning rows (translation in
+        /// `w`), once per pose and frame.
+        fn prepare(rows: &[[Vec4; 3]], cached: &mut [f32]) {
+            let _ = (rows, cached);
+        }
+
+        /// Encodes `out.len()` entries whose rows (translation in `w`) `row(k)` computes, relative to `origin`;
+        /// returns the poison sum of the rows (NaN when one was not finite, zero otherwise).
+        fn encode_rows(tier: Tier, out: &mut [Self], origin: Vec3A, row: impl FnMut(usize) -> [Vec4; 3]) -> Vec4;
+
+        /// What [`Format::encode_cached`] reads of an instance transform, prepared once per palette.
+        type Fold: Copy;
+
+        /// The folds of four instance transforms (four at a time, so that [`crate::QtF16`] decomposes them in
+        /// four lanes at once).
+        fn folds(t: [&Affine3A; 4]) -> [Self::Fold; 4];
+
+        /// Encodes one palette from a cached pose, folded by the instance transform `t` when given (the f16 formats
+        /// then store translations relative to `t`'s), streamed where the tier's kernel can; returns the poison sum
+        /// of what it computed, as [`Format::encode_rows`].
+        fn encode_cached(
+            tier: Tier,
+            pose: CachedPose<'_>,
+            t: Option<&Self::Fold>,
+            out: &mut [Self],
+            stream: bool,
+        ) -> Vec4;
+    }
+}
+
+/// Converts `values(k)`, `N` vectors per entry of `dst` (`N` pairs of words each), to halves packed
+/// `[(x, y), (z, w)]` with the first half in the low 16 bits, as WGSL's `unpack2x16float` reads them: with F16C on
+/// the SIMD tier, `half::f16::from_f32` one value at a time otherwise (the same bits, `tests/f16_exhaustive.rs`).
+#[inline(always)]
+pub(crate) fn encode_halves<const N: usize>(
+    tier: crate::kernels::Tier,
+    dst: &mut [[u32; 2]],
+    mut values: impl FnMut(usize) -> [Vec4; N],
+) {
+    #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
+    if let crate::kernels::Tier::Avx2(token) = tier {
+        crate::kernels::avx2::halves(token, dst, values);
+        return;
+    }
+    let _ = tier;
+    for (k, d) in dst.chunks_exact_mut(N).enumerate() {
+        for (d, v) in d.iter_mut().zip(values(k)) {
+            let h = v.to_array().map(|x| f16::from_f32(x).to_bits());
+            *d = [pack(h[0], h[1]), pack(h[2], h[3])];
+        }
+    }
+}
 
 /// The largest finite f16, 65504.
 ///
@@ -162,6 +226,7 @@ pub fn halves_from_f32<const N: usize>(src: &[f32; N]) -> [u16; N] {
 }
 
 /// The plain twin of [`halves_from_f32`]: `half::f16::from_f32` one value at a time (round to nearest even).
+#[doc(hidden)]
 #[inline(always)]
 pub fn halves_from_f32_scalar<const N: usize>(src: &[f32; N]) -> [u16; N] {
     src.map(|x| f16::from_f32(x).to_bits())

@@ -3,12 +3,16 @@
 use bytemuck::{Pod, Zeroable};
 use glam::{Affine3A, DMat3, DQuat, Mat3A, Quat, Vec3A, Vec4};
 
-use super::batch::encode_halves;
+#[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
+use super::row_fold::FOLD_SAFE_MAX;
+use super::row_fold::{linear_rows, norm_inf};
+use super::sealed::Format;
 use super::{
-    A, F16_MAX, F16Format, QT_F16_SCALE_TOLERANCE, U, check_finite, check_range, evaluation_bound, halves_from_f32,
-    pack, translation_bound, translation_vertex_bound, unpack_halves, unpack2x16float, up,
+    A, F16_MAX, F16Format, QT_F16_SCALE_TOLERANCE, U, check_finite, check_range, encode_halves, evaluation_bound,
+    halves_from_f32, pack, translation_bound, translation_vertex_bound, unpack_halves, unpack2x16float, up,
 };
 use crate::flatten::{CachedPose, poison};
+use crate::kernels::Tier;
 use crate::{Error, PaletteFormat, Result};
 
 /// A similarity transform (rotation, uniform scale, translation) as eight f16 values in four `u32`s, 16 B.
@@ -48,9 +52,8 @@ const _: () = assert!(align_of::<QtF16>() == 4);
 /// `|q| ≥ 1/2`); `q` is unit up to f32 rounding for a rotation and is not renormalised, since the decoder
 /// normalises. A zero matrix gives `s = 0` and a half-turn quaternion.
 ///
-/// This is [`decompose_lanes`] on `f32`; the cache and the instance folds use it on sixteen lanes with AVX-512F
-/// (`decompose_simd.rs`) or on four (`Vec4`) otherwise, and all give the same bits (the same IEEE operations in the
-/// same order, lane by lane).
+/// This is [`decompose_lanes`] on `f32`; the cache uses it on four lanes (`Vec4`), with the same bits (the same
+/// IEEE operations in the same order, lane by lane).
 #[inline(always)]
 fn decompose(l: &Mat3A) -> (Vec4, f32) {
     let cols = [l.x_axis, l.y_axis, l.z_axis].map(|c| [c.x, c.y, c.z]);
@@ -174,8 +177,6 @@ pub(super) fn decompose_lanes<L: Lane>(cols: &[[L; 3]; 3]) -> ([L; 4], L) {
     // No normalisation: for a rotation the result is unit up to f32 rounding, its largest component is
     // `sqrt(f) / 2 ≥ 1/2` in any case, and the decoder normalises (the bound needs only `|q| ≥ 1/2`).
     let flip = q[3].lt(0.0);
-    // Written out: an array `map` here was left out of line in some builds, and its closure then ran the
-    // AVX-512F lane operations outside the target-feature function, as calls.
     let sel = |c: L| L::select(flip, -c, c);
     ([sel(q[0]), sel(q[1]), sel(q[2]), sel(q[3])], s)
 }
@@ -256,27 +257,14 @@ pub(crate) fn qt_lane(k: usize) -> usize {
     (k % 2) * (QT_BLOCK / 2) + (k % QT_BLOCK) / 2
 }
 
-/// Floats before the blocks in a pose's cached data: `[max |tᵢ|, max |s|]`, padded to a 64-byte line, so that each
-/// block component (16 floats) of a line-aligned cache is one line: the AVX-512 kernel's loads then never straddle
-/// two lines. With an 8-float header (and a cache from the allocator's `mmap` path, 16 bytes past a page), every
-/// one of them did: on the development VM the bench's QtF16 crowd (2 threads) took 683 µs with its 128 poses
-/// against 447 µs with one pose shared by all instances, and 560 against 489 µs with the loads aligned.
+/// Floats before the blocks in a pose's cached data: `[max |tᵢ|, max |s|]`, padded to a 64-byte line so that
+/// every block component (16 floats) of the line-aligned cache is one line.
 pub(crate) const QT_HEADER: usize = 16;
-
-/// The floats of [`QtF16`]'s per-pose flatten cache for a skin of `skin_joints` joints: a header and one block per
-/// 16 joints, the last one padded.
-pub(crate) fn qt_cached_floats(skin_joints: usize) -> usize {
-    QT_HEADER + skin_joints.div_ceil(QT_BLOCK) * QT_BLOCK_FLOATS
-}
-
-/// Instance values that fold safely: a translation or scale whose bound (below) stays under this never overflows
-/// f16 after f32 rounding (which adds a relative `4·2⁻²⁴` at most), so no clamp is needed.
-pub(crate) const FOLD_SAFE_MAX: f32 = 65_000.0;
 
 /// An instance transform `T`, decomposed once per palette to fold it into cached [`QtF16`] joints:
 /// `q = q_T ⊗ q_S`, `d = L_T · t_S` (relative to `T`'s translation) and `s = s_T · s_S`.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct QtFold {
+pub struct QtFold {
     /// `q_T = (x, y, z, w)`.
     pub(crate) q: [f32; 4],
     /// `L_T` by rows.
@@ -288,7 +276,11 @@ pub(crate) struct QtFold {
 }
 
 impl QtFold {
-    /// The identity fold (used only to fill the kernel's unused argument).
+    /// The identity fold (fills the kernel's unused argument).
+    #[cfg_attr(
+        not(all(target_arch = "x86_64", not(feature = "portable"))),
+        allow(dead_code, reason = "only the SIMD kernel reads it")
+    )]
     pub(crate) const IDENTITY: Self = Self {
         q: [0.0, 0.0, 0.0, 1.0],
         l: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
@@ -296,16 +288,24 @@ impl QtFold {
         norm: 1.0,
     };
 
-    /// Decomposes `t`'s linear part as the encoder does (`L_T ≈ s_T·R(q_T)`).
-    pub(crate) fn new(t: &Affine3A) -> Self {
-        let (p, s) = decompose(&t.matrix3);
-        Self::from_parts([p.x, p.y, p.z, p.w], s, &t.matrix3)
+    /// Decomposes four transforms' linear parts as the encoder does (`L_T ≈ s_T·R(q_T)`), in the four lanes of one
+    /// [`decompose_lanes`] on `Vec4` (the same bits as one at a time).
+    #[inline]
+    pub(crate) fn new4(t: [&Affine3A; 4]) -> [Self; 4] {
+        // Column c of the four transforms, transposed: lane i of `cols[c][r]` is transform i's element (r, c).
+        let col = |c: usize| {
+            let v = |i: usize| t[i].matrix3.col(c).extend(0.0);
+            let m = glam::Mat4::from_cols(v(0), v(1), v(2), v(3)).transpose();
+            [m.x_axis, m.y_axis, m.z_axis]
+        };
+        let (q, s) = decompose_lanes(&[col(0), col(1), col(2)]);
+        std::array::from_fn(|i| Self::from_parts([q[0][i], q[1][i], q[2][i], q[3][i]], s[i], &t[i].matrix3))
     }
 
     /// The fold of the decomposition `(q_T, s_T)` of `l`.
     #[inline(always)]
     fn from_parts(q: [f32; 4], s: f32, l: &Mat3A) -> Self {
-        let l = super::linear_rows(l);
+        let l = linear_rows(l);
         Self {
             q,
             l,
@@ -322,55 +322,12 @@ impl QtFold {
         [[w, -z, y, x], [z, w, -x, y], [-y, x, w, z], [-x, -y, -z, w]]
     }
 
-    /// [`QtFold::new`] of four transforms at once (one [`decompose_lanes`] on `Vec4` lanes): the same bits.
-    pub(crate) fn new4(t: [&Affine3A; 4]) -> [Self; 4] {
-        // Column c of the four transforms, transposed: lane i of `cols[c][r]` is transform i's element (r, c).
-        let col = |c: usize| {
-            let v = |i: usize| t[i].matrix3.col(c).extend(0.0);
-            let m = glam::Mat4::from_cols(v(0), v(1), v(2), v(3)).transpose();
-            [m.x_axis, m.y_axis, m.z_axis]
-        };
-        let (q, s) = decompose_lanes(&[col(0), col(1), col(2)]);
-        std::array::from_fn(|i| Self::from_parts([q[0][i], q[1][i], q[2][i], q[3][i]], s[i], &t[i].matrix3))
-    }
-
-    /// Whether `T` turns about the vertical axis only (+Y, glTF's up): `q_T = (0, y, 0, w)` and `L_T` has zeros
-    /// off the x–z plane's block (`L₀₁ = L₁₀ = L₁₂ = L₂₁ = 0`), as for a character standing on the ground, the usual
-    /// crowd. Its fold then skips the products with those zero coefficients ([`QtFold::apply`]): 14 multiplies and
-    /// fused multiply-adds per joint instead of 26.
-    #[inline(always)]
-    pub(crate) fn upright(&self) -> bool {
-        upright(self.q, &self.l)
-    }
-
-    /// The scalar twin of the AVX kernels for one joint: the same products and fused multiply-adds in the same
-    /// order, so the same bits (`f32::mul_add` rounds once, as `vfmadd` does). Returns `[q, (d, s)]` before the f16
-    /// clamp.
-    ///
-    /// Each component is a chain over the nonzero coefficients only when the fold is [`QtFold::upright`]: the
-    /// products with its zero coefficients are left out (so are they in the kernels). A left-out `0·v` changes
-    /// nothing but, where the sum is exactly zero, the sign of that zero (`−0 + +0` is `+0`), which decodes alike.
+    /// The portable twin of the SIMD kernel for one joint `(q, t, s)`: the same products and fused multiply-adds
+    /// in the same order, innermost first, so the same bits (`f32::mul_add` rounds once, as `vfmadd` does).
+    /// Returns `[q, (d, s)]` before the f16 clamp.
     #[inline(always)]
     pub(crate) fn apply(&self, q: [f32; 4], t: [f32; 3], s: f32) -> [Vec4; 2] {
         let m = self.q_rows();
-        if self.upright() {
-            // Rows `[w, −0, y, 0]`, `[0, w, −0, y]`, `[−y, 0, w, 0]`, `[−0, −y, −0, w]`: terms 0 and 2 of rows 0 and
-            // 2, terms 1 and 3 of rows 1 and 3. `L_T` keeps `L₀₀, L₀₂`, `L₁₁` and `L₂₀, L₂₂`.
-            let two = |r: &[f32; 4], a: usize| r[a + 2].mul_add(q[a + 2], r[a] * q[a]);
-            let v = Vec4::new(two(&m[0], 0), two(&m[1], 1), two(&m[2], 0), two(&m[3], 1));
-            let v = if v.w.is_sign_negative() { -v } else { v };
-            let l = &self.l;
-            return [
-                v,
-                Vec4::new(
-                    l[0][2].mul_add(t[2], l[0][0] * t[0]),
-                    l[1][1] * t[1],
-                    l[2][2].mul_add(t[2], l[2][0] * t[0]),
-                    self.s * s,
-                ),
-            ];
-        }
-        // Fused multiply-adds, innermost first, exactly as the kernel's `vfmadd` chain.
         let quat = |r: &[f32; 4]| r[3].mul_add(q[3], r[2].mul_add(q[2], r[1].mul_add(q[1], r[0] * q[0])));
         let rot = |r: &[f32; 3]| r[2].mul_add(t[2], r[1].mul_add(t[1], r[0] * t[0]));
         let v = Vec4::new(quat(&m[0]), quat(&m[1]), quat(&m[2]), quat(&m[3]));
@@ -383,23 +340,6 @@ impl QtFold {
     }
 }
 
-/// [`QtFold::upright`] of the fold with `q_T = q` and `L_T = l` (by rows).
-#[inline(always)]
-pub(crate) fn upright(q: [f32; 4], l: &[[f32; 3]; 3]) -> bool {
-    q[0] == 0.0 && q[2] == 0.0 && l[0][1] == 0.0 && l[1][0] == 0.0 && l[1][2] == 0.0 && l[2][1] == 0.0
-}
-
-/// `max_r Σ_c |m[r][c]|`, the infinity norm of a 3 × 3 matrix given by rows; NaN when any element is NaN (so a
-/// range check `norm · x ≤ limit` fails for it).
-pub(crate) fn norm_inf(m: &[[f32; 3]; 3]) -> f32 {
-    let rows = m.map(|r| r[0].abs() + r[1].abs() + r[2].abs());
-    if rows.iter().any(|x| x.is_nan()) {
-        f32::NAN
-    } else {
-        rows[0].max(rows[1]).max(rows[2])
-    }
-}
-
 /// Reads joint `k`'s cached `(q, t, s)` from the blocks.
 #[inline(always)]
 fn cached_joint(blocks: &[f32], k: usize) -> ([f32; 4], [f32; 3], f32) {
@@ -408,14 +348,13 @@ fn cached_joint(blocks: &[f32], k: usize) -> ([f32; 4], [f32; 3], f32) {
     ([at(0), at(1), at(2), at(3)], [at(4), at(5), at(6)], at(7))
 }
 
-/// The portable path of [`QtF16::encode_cached`], also its slow path for out-of-range values: the scalar twin of
-/// the kernel, with the f16 clamp of the offset and scale, and the poison sum of what it computed.
-pub(crate) fn encode_cached_scalar(fold: Option<&QtFold>, blocks: &[f32], out: &mut [QtF16]) -> Vec4 {
-    let lo = Vec4::splat(-F16_MAX);
-    let hi = Vec4::splat(F16_MAX);
+/// The portable twin of the SIMD kernel for a palette of cached joints, folded by `fold` when given, and its slow
+/// path for out-of-range values: it clamps the offset and scale to the f16 range, and returns the poison sum.
+#[inline(always)]
+pub(crate) fn encode_cached_portable(tier: Tier, fold: Option<&QtFold>, blocks: &[f32], out: &mut [QtF16]) -> Vec4 {
+    let (lo, hi) = (Vec4::splat(-F16_MAX), Vec4::splat(F16_MAX));
     let mut acc = Vec4::ZERO;
-    let words: &mut [[u32; 2]] = bytemuck::cast_slice_mut(out);
-    encode_halves::<2>(words, |k| {
+    encode_halves::<2>(tier, bytemuck::cast_slice_mut(out), |k| {
         let (q, t, s) = cached_joint(blocks, k);
         let [q, d] = match fold {
             Some(f) => f.apply(q, t, s),
@@ -425,98 +364,6 @@ pub(crate) fn encode_cached_scalar(fold: Option<&QtFold>, blocks: &[f32], out: &
         [q, d.max(lo).min(hi)]
     });
     acc
-}
-
-/// [`QtF16::prepare_cached`] with four joints per `Vec4` decomposition: the portable path, and the twin of the
-/// AVX-512F one. `aux` holds [`qt_cached_floats`]`(rows.len())` floats.
-pub(crate) fn prepare_cached_portable(rows: &[[Vec4; 3]], aux: &mut [f32]) {
-    let (header, blocks) = aux.split_at_mut(QT_HEADER);
-    blocks.fill(0.0);
-    let (mut max_t, mut max_s) = (Vec4::ZERO, Vec4::ZERO);
-    // Four joints per decomposition: `first`, `first + 2`, `first + 4`, `first + 6` (`first % 16` is 0, 1, 8
-    // or 9), which sit in four adjacent lanes of one half of a block. Lanes past the skin are zeroed below.
-    for first in (0..rows.len()).filter(|k| k % 8 < 2) {
-        let joint = |i: usize| rows.get(first + 2 * i);
-        // Row r of the four joints, transposed: element c of row r in lane i is joint i's (r, c); column 3 is
-        // the translation. Joints past the skin are zero matrices (finite, never stored).
-        let row = |r: usize| {
-            let at = |i: usize| joint(i).map_or(Vec4::ZERO, |m| m[r]);
-            glam::Mat4::from_cols(at(0), at(1), at(2), at(3)).transpose()
-        };
-        let (r0, r1, r2) = (row(0), row(1), row(2));
-        let cols = [
-            [r0.x_axis, r1.x_axis, r2.x_axis],
-            [r0.y_axis, r1.y_axis, r2.y_axis],
-            [r0.z_axis, r1.z_axis, r2.z_axis],
-        ];
-        let t = [r0.w_axis, r1.w_axis, r2.w_axis];
-        let (q, s) = decompose_lanes(&cols);
-        max_t = max_t.max(t[0].abs()).max(t[1].abs()).max(t[2].abs());
-        max_s = max_s.max(s.abs());
-        let b = &mut blocks[first / QT_BLOCK * QT_BLOCK_FLOATS..][..QT_BLOCK_FLOATS];
-        for (c, v) in [q[0], q[1], q[2], q[3], t[0], t[1], t[2], s].into_iter().enumerate() {
-            v.write_to_slice(&mut b[c * QT_BLOCK + qt_lane(first)..][..4]);
-        }
-    }
-    // The decompositions of the zero matrices past the skin are left out, as the AVX-512F path leaves them.
-    for k in rows.len()..rows.len().next_multiple_of(QT_BLOCK) {
-        for c in 0..8 {
-            blocks[k / QT_BLOCK * QT_BLOCK_FLOATS + c * QT_BLOCK + qt_lane(k)] = 0.0;
-        }
-    }
-    write_header(header, max_t.max_element(), max_s.max_element(), blocks, rows.len());
-}
-
-/// Fills a pose's cached header ([`QT_HEADER`] floats) for its `n` joints' `blocks`: `[max |tᵢ|, max |s|, min s,
-/// max s, 0, …]`. The smallest and largest scale (signed; `+∞` and `−∞` without joints) let a palette find out that
-/// every joint's folded scale `s_T · s` has the same f16 code ([`uniform_scale_code`]).
-pub(crate) fn write_header(header: &mut [f32], max_t: f32, max_s: f32, blocks: &[f32], n: usize) {
-    let (mut lo, mut hi) = (Vec4::INFINITY, Vec4::NEG_INFINITY);
-    let (mut lo1, mut hi1) = (f32::INFINITY, f32::NEG_INFINITY);
-    for (b, block) in blocks
-        .chunks_exact(QT_BLOCK_FLOATS)
-        .take(n.div_ceil(QT_BLOCK))
-        .enumerate()
-    {
-        let scales = &block[7 * QT_BLOCK..8 * QT_BLOCK];
-        if n - b * QT_BLOCK >= QT_BLOCK {
-            for quad in scales.chunks_exact(4) {
-                let v = Vec4::from_slice(quad);
-                (lo, hi) = (lo.min(v), hi.max(v));
-            }
-        } else {
-            for k in b * QT_BLOCK..n {
-                let x = scales[qt_lane(k)];
-                (lo1, hi1) = (lo1.min(x), hi1.max(x));
-            }
-        }
-    }
-    header.fill(0.0);
-    header[0] = max_t;
-    header[1] = max_s;
-    header[2] = lo.min_element().min(lo1);
-    header[3] = hi.max_element().max(hi1);
-}
-
-/// The f16 code that every joint's folded scale `s_T · s` rounds to when the pose's scales lie in
-/// `[s_min, s_max]` (its header's `min s` and `max s`) and both ends give the same finite, nonzero code; `None`
-/// otherwise. Rounding to f32 and then to f16 never decreases (or, for `s_T < 0`, never increases) with `s`, so
-/// each product between the ends rounds to that code: the AVX-512 kernel then stores the code instead of
-/// multiplying and converting the scales (the same bits, two of a block's conversions fewer). A nonzero code
-/// excludes the signed zeros, whose order the ends do not settle.
-#[cfg_attr(not(test), allow(dead_code, reason = "the AVX-512 run converts with F16C itself"))]
-pub(crate) fn uniform_scale_code(s_t: f32, s_min: f32, s_max: f32) -> Option<u16> {
-    shared_code(
-        half::f16::from_f32(s_t * s_min).to_bits(),
-        half::f16::from_f32(s_t * s_max).to_bits(),
-    )
-}
-
-/// [`uniform_scale_code`] given the f16 codes `a` and `b` of the two ends' products (the AVX-512 run converts them
-/// with F16C, in line, where `half` would detect the CPU and call).
-#[inline(always)]
-pub(crate) fn shared_code(a: u16, b: u16) -> Option<u16> {
-    (a == b && a & 0x7fff != 0 && a & 0x7c00 != 0x7c00).then_some(a)
 }
 
 impl PaletteFormat for QtF16 {
@@ -540,18 +387,62 @@ impl PaletteFormat for QtF16 {
             translation_scale: [pack(h[4], h[5]), pack(h[6], h[7])],
         }
     }
+}
 
-    const RELATIVE: bool = true;
+impl Format for QtF16 {
+    /// A header and one block per 16 joints, the last one padded.
+    fn cached_floats(skin_joints: usize) -> usize {
+        QT_HEADER + skin_joints.div_ceil(QT_BLOCK) * QT_BLOCK_FLOATS
+    }
 
-    /// Decomposes every matrix as `encode` does and converts the values in one F16C loop (the same bits as
-    /// `encode`).
-    #[inline]
-    fn encode_each(out: &mut [Self], origin: Vec3A, _stream: bool, mut row: impl FnMut(usize) -> [Vec4; 3]) -> Vec4 {
-        let lo = Vec4::splat(-F16_MAX);
-        let hi = Vec4::splat(F16_MAX);
+    /// Decomposes every joint once per pose (as `encode` does) into the blocks, four joints per `Vec4`
+    /// decomposition (the same bits as one at a time), after a header with the largest translation component and
+    /// scale.
+    fn prepare(rows: &[[Vec4; 3]], cached: &mut [f32]) {
+        let (header, blocks) = cached[..Self::cached_floats(rows.len())].split_at_mut(QT_HEADER);
+        blocks.fill(0.0);
+        let (mut max_t, mut max_s) = (Vec4::ZERO, Vec4::ZERO);
+        // Four joints per decomposition: `first`, `first + 2`, `first + 4`, `first + 6` (`first % 16` is 0, 1, 8
+        // or 9), which sit in four adjacent lanes of one half of a block. Past the skin, zero matrices (finite)
+        // whose decompositions are cleared below.
+        for first in (0..rows.len()).filter(|k| k % 8 < 2) {
+            // Row r of the four joints, transposed: lane i of column c is joint i's (r, c); column 3 is the
+            // translation.
+            let row = |r: usize| {
+                let at = |i: usize| rows.get(first + 2 * i).map_or(Vec4::ZERO, |m| m[r]);
+                glam::Mat4::from_cols(at(0), at(1), at(2), at(3)).transpose()
+            };
+            let (r0, r1, r2) = (row(0), row(1), row(2));
+            let cols = [
+                [r0.x_axis, r1.x_axis, r2.x_axis],
+                [r0.y_axis, r1.y_axis, r2.y_axis],
+                [r0.z_axis, r1.z_axis, r2.z_axis],
+            ];
+            let t = [r0.w_axis, r1.w_axis, r2.w_axis];
+            let (q, s) = decompose_lanes(&cols);
+            max_t = max_t.max(t[0].abs()).max(t[1].abs()).max(t[2].abs());
+            max_s = max_s.max(s.abs());
+            let b = &mut blocks[first / QT_BLOCK * QT_BLOCK_FLOATS..][..QT_BLOCK_FLOATS];
+            for (c, v) in [q[0], q[1], q[2], q[3], t[0], t[1], t[2], s].into_iter().enumerate() {
+                v.write_to_slice(&mut b[c * QT_BLOCK + qt_lane(first)..][..4]);
+            }
+        }
+        for k in rows.len()..rows.len().next_multiple_of(QT_BLOCK) {
+            for c in 0..8 {
+                blocks[k / QT_BLOCK * QT_BLOCK_FLOATS + c * QT_BLOCK + qt_lane(k)] = 0.0;
+            }
+        }
+        header.fill(0.0);
+        header[0] = max_t.max_element();
+        header[1] = max_s.max_element();
+    }
+
+    /// Decomposes every matrix as `encode` does and converts the values in one loop (the same bits as `encode`).
+    #[inline(always)]
+    fn encode_rows(tier: Tier, out: &mut [Self], origin: Vec3A, mut row: impl FnMut(usize) -> [Vec4; 3]) -> Vec4 {
+        let (lo, hi) = (Vec4::splat(-F16_MAX), Vec4::splat(F16_MAX));
         let mut acc = Vec4::ZERO;
-        let words: &mut [[u32; 2]] = bytemuck::cast_slice_mut(out);
-        encode_halves::<2>(words, |k| {
+        encode_halves::<2>(tier, bytemuck::cast_slice_mut(out), |k| {
             let r = row(k);
             acc += poison(r[0]) + poison(r[1]) + poison(r[2]);
             let l =
@@ -563,152 +454,38 @@ impl PaletteFormat for QtF16 {
         acc
     }
 
-    /// Decomposes every cached joint once per pose (as `encode` does) into structure-of-arrays blocks of sixteen,
-    /// after a header with the largest translation component and scale: sixteen joints per decomposition with
-    /// AVX-512F where the CPU has it (`decompose_simd::qt_prepare`), four per `Vec4` decomposition otherwise; the
-    /// same bits either way.
-    fn prepare_cached(rows: &[[Vec4; 3]], aux: &mut [f32]) {
-        // The cache may reserve more (`cache_aux_floats` is the largest need of the built-in formats).
-        let aux = &mut aux[..qt_cached_floats(rows.len())];
-        #[cfg(target_arch = "x86_64")]
-        if super::decompose_simd::available() {
-            let (header, blocks) = aux.split_at_mut(QT_HEADER);
-            let (max_t, max_s) = super::decompose_simd::qt_prepare(rows, blocks);
-            write_header(header, max_t, max_s, blocks, rows.len());
-            return;
-        }
-        prepare_cached_portable(rows, aux);
-    }
+    type Fold = QtFold;
 
-    /// The encoders read only the decomposed joints.
-    const READS_CACHED_ROWS: bool = false;
-
-    /// With AVX-512F and AVX-512DQ, one pass from the model-space pose to the decomposed joints
-    /// (`decompose_simd::qt_prepare_pose`): the skinning matrices are computed in the lanes, with the bits the rows
-    /// would have, and never stored; `rows` is left alone. Otherwise the rows, then [`QtF16::prepare_cached`].
-    #[inline]
-    fn prepare_pose(
-        binding: &crate::PaletteBinding,
-        pose: &[Affine3A],
-        rows: &mut [[Vec4; 3]],
-        aux: &mut [f32],
-    ) -> (Vec4, f32) {
-        #[cfg(target_arch = "x86_64")]
-        if super::decompose_simd::prepare_pose_available() {
-            let n = binding.skin_joint_count();
-            let (header, blocks) = aux[..qt_cached_floats(n)].split_at_mut(QT_HEADER);
-            let (max_abs, max_t, max_s) = super::decompose_simd::qt_prepare_pose(
-                pose,
-                binding.joint_lanes(),
-                binding.inverse_bind_lanes(),
-                n,
-                blocks,
-            );
-            write_header(header, max_t, max_s, blocks, n);
-            // NaN when an element is NaN or infinite, as the rows' poison sum.
-            return (Vec4::splat(max_abs * 0.0), max_abs);
-        }
-        crate::flatten::prepare_pose_rows::<Self>(binding, pose, rows, aux)
+    /// [`QtFold::new4`].
+    #[inline(always)]
+    fn folds(t: [&Affine3A; 4]) -> [QtFold; 4] {
+        QtFold::new4(t)
     }
 
     /// Composes the instance transform with the pose's cached decomposition instead of decomposing every product:
-    /// `q = q_T ⊗ q_S` (hemisphere `w ≥ 0`), `d = L_T · t_S`, `s = s_T · s_S`, with `(q_T, s_T)` and `(q_S, s_S)`
-    /// from the encoder's decomposition. For similarity transforms (this format's precondition, for instance
-    /// transforms too) that is the decomposition of `T × S` up to a few f32 roundings (`< 2⁻²⁰` in the quaternion),
-    /// far inside the `2⁻¹⁶·|s|` the bound reserves for f32 arithmetic; `prop_flatten` checks the decoded entries
-    /// against the exact product with the format's bound. Without `t`, the entries are the cached decomposition
-    /// as it is: the same bits as `encode`.
+    /// `q = q_T ⊗ q_S` (hemisphere `w ≥ 0`), `d = L_T · t_S`, `s = s_T · s_S`. For similarity transforms (this
+    /// format's precondition, for instance transforms too) that is the decomposition of `T × S` up to a few f32
+    /// roundings (`< 2⁻²⁰` in the quaternion), far inside the `2⁻¹⁶·|s|` the bound reserves for f32 arithmetic;
+    /// `prop_flatten` checks the decoded entries against the exact product with the format's bound. Without `t`,
+    /// the entries are the cached decomposition as it is: the same bits as `encode`.
     ///
-    /// AVX, F16C and FMA, eight joints at a time, when the CPU has them and every value is in range; otherwise
-    /// the scalar twin, which also clamps.
-    fn encode_cached(pose: CachedPose<'_>, t: Option<&Affine3A>, out: &mut [Self], stream: bool) -> Vec4 {
-        encode_folded(detect_kernel(), pose, t.map(QtFold::new).as_ref(), out, stream)
-    }
-
-    /// Decomposes the run's instance transforms sixteen at a time with AVX-512F (`decompose_simd::qt_folds`), four
-    /// at a time otherwise (the same bits as one at a time either way), before encoding each palette as
-    /// [`QtF16::encode_cached`] does; with AVX-512F, the whole run is one call (`fold_simd::qt_run_avx512`, the
-    /// kernel inlined into its palette loop).
-    ///
-    /// An instance turned about +Y only (a character standing on the ground) folds without its zero products (14
-    /// multiplies and FMAs per sixteen joints instead of 26), and where every joint's folded scale has one f16 code
-    /// (a skeleton without scale animation) the AVX-512 run stores that code: the same bits either way, so crowds
-    /// on the ground encode fastest.
-    fn encode_cached_run<'a>(
-        out: &mut [Self],
-        skin_joints: usize,
-        order: &[u16],
-        pose: &impl crate::flatten::PoseSource<'a>,
-        transforms: &[Affine3A],
-        stream: bool,
-    ) -> Vec4 {
-        let mut acc = Vec4::ZERO;
-        let kernel = detect_kernel();
-        if transforms.is_empty() {
-            for &i in order {
-                let i = usize::from(i);
-                let palette = crate::flatten::palette_mut(out, skin_joints, i);
-                acc += encode_folded(kernel, pose.pose(i), None, palette, stream);
-            }
-            return acc;
-        }
-        // The kernel's own detection: one check per run for both the folds and the kernel.
-        #[cfg(target_arch = "x86_64")]
-        if let Some(kernel) = kernel.filter(|k| k.avx512()) {
-            return super::fold_simd::qt_run_avx512(kernel, out, skin_joints, order, pose, transforms, stream);
-        }
-        for ids in order.chunks(4) {
-            let at = |k: usize| ids.get(k).map_or(&Affine3A::IDENTITY, |&i| &transforms[usize::from(i)]);
-            let folds = QtFold::new4([at(0), at(1), at(2), at(3)]);
-            for (&i, fold) in ids.iter().zip(&folds) {
-                let i = usize::from(i);
-                let palette = crate::flatten::palette_mut(out, skin_joints, i);
-                acc += encode_folded(kernel, pose.pose(i), Some(fold), palette, stream);
+    /// The SIMD tier's kernel when every value is in the f16 range, the portable twin (the same bits, and it
+    /// clamps and checks) otherwise.
+    #[inline(always)]
+    fn encode_cached(tier: Tier, pose: CachedPose<'_>, fold: Option<&QtFold>, out: &mut [Self], stream: bool) -> Vec4 {
+        let (header, blocks) = pose.aux.split_at(QT_HEADER);
+        #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
+        if let Tier::Avx2(token) = tier {
+            let (grow, scale) = fold.map_or((1.0, 1.0), |f| (f.norm, f.s.abs()));
+            // False for NaN: a non-finite transform takes the portable twin, whose poison reports it.
+            if grow * header[0] <= FOLD_SAFE_MAX && scale * header[1] <= FOLD_SAFE_MAX {
+                crate::kernels::avx2::qt(token, fold, blocks, out, stream);
+                return Vec4::ZERO;
             }
         }
-        acc
+        let _ = (stream, header);
+        encode_cached_portable(tier, fold, blocks, out)
     }
-}
-
-/// [`QtF16::encode_cached`] with the instance transform already decomposed: the AVX kernel when the CPU has it and
-/// every value is in range, the scalar twin (which clamps and checks) otherwise.
-#[inline(always)]
-fn encode_folded(
-    kernel: Option<Kernel>,
-    pose: CachedPose<'_>,
-    fold: Option<&QtFold>,
-    out: &mut [QtF16],
-    stream: bool,
-) -> Vec4 {
-    let (header, blocks) = pose.aux.split_at(QT_HEADER);
-    let (grow, scale) = fold.map_or((1.0, 1.0), |f| (f.norm, f.s.abs()));
-    // False for NaN: a non-finite transform takes the scalar path, whose poison reports it.
-    let in_range = grow * header[0] <= FOLD_SAFE_MAX && scale * header[1] <= FOLD_SAFE_MAX;
-    #[cfg(target_arch = "x86_64")]
-    if let Some(kernel) = kernel.filter(|_| in_range) {
-        super::fold_simd::qt(kernel, fold, blocks, out, stream);
-        return Vec4::ZERO;
-    }
-    let _ = (kernel, in_range, stream);
-    encode_cached_scalar(fold, blocks, out)
-}
-
-/// What proves that [`encode_folded`] may use the AVX2 kernel.
-#[cfg(target_arch = "x86_64")]
-type Kernel = super::fold_simd::QtKernel;
-
-/// No kernel off x86-64.
-#[cfg(not(target_arch = "x86_64"))]
-#[derive(Clone, Copy, Debug)]
-enum Kernel {}
-
-/// The kernel, when the CPU has it.
-#[inline]
-fn detect_kernel() -> Option<Kernel> {
-    #[cfg(target_arch = "x86_64")]
-    return super::fold_simd::QtKernel::detect();
-    #[cfg(not(target_arch = "x86_64"))]
-    None
 }
 
 impl F16Format for QtF16 {
@@ -795,95 +572,6 @@ fn linear_bound(l: &Mat3A) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The shared scale code: both ends rounding to one finite nonzero f16 code, with either sign of `s_T`.
-    #[test]
-    fn uniform_scale_codes() {
-        let one = half::f16::ONE.to_bits();
-        assert_eq!(uniform_scale_code(1.0, 0.999_999_9, 1.000_000_1), Some(one));
-        assert_eq!(uniform_scale_code(-2.0, 0.5, 0.500_01), Some(0xbc00));
-        assert_eq!(uniform_scale_code(1.0, 0.5, 1.0), None);
-        // f16's spacing above 1 is 2⁻¹⁰: 1 + 2⁻¹¹ is a tie (to 1), 1 + 2⁻¹¹ + 2⁻²⁰ rounds up.
-        assert_eq!(uniform_scale_code(1.0, 1.0, 1.0 + 2f32.powi(-11)), Some(one));
-        assert_eq!(
-            uniform_scale_code(1.0, 1.0, 1.0 + 2f32.powi(-11) + 2f32.powi(-20)),
-            None
-        );
-        for (s_t, lo, hi) in [
-            (0.0, 1.0, 1.0),
-            (1.0, -1e-9, 1e-9),
-            (1e-9, 1.0, 1.0),
-            (1e6, 1.0, 1.0),
-            (f32::NAN, 1.0, 1.0),
-            (1.0, f32::INFINITY, f32::NEG_INFINITY),
-        ] {
-            assert_eq!(uniform_scale_code(s_t, lo, hi), None, "{s_t} {lo} {hi}");
-        }
-    }
-
-    /// A transform turned about +Y only (as `Affine3A::from_rotation_y` and `Quat::from_rotation_y` build it, scaled
-    /// and mirrored or not) folds upright; a turn with any other axis, or a non-uniform scale that skews, does not.
-    /// Upright folds skip the zero products: the same values, up to the sign of an exactly zero component.
-    #[test]
-    fn upright_folds() {
-        for a in [
-            0.0f32,
-            0.3,
-            -1.2,
-            std::f32::consts::FRAC_PI_2,
-            std::f32::consts::PI,
-            2.9,
-        ] {
-            for s in [1.0f32, 0.7, -2.0] {
-                let t = Affine3A::from_scale_rotation_translation(
-                    glam::Vec3::splat(s),
-                    Quat::from_rotation_y(a),
-                    glam::Vec3::X,
-                );
-                assert!(QtFold::new(&t).upright(), "{a} {s}");
-                assert!(QtFold::new(&Affine3A::from_rotation_y(a)).upright(), "{a}");
-            }
-            if a != 0.0 {
-                assert!(!QtFold::new(&Affine3A::from_rotation_x(a)).upright(), "{a}");
-                assert!(!QtFold::new(&Affine3A::from_rotation_z(a)).upright(), "{a}");
-                let tilted = Affine3A::from_quat(Quat::from_rotation_y(a) * Quat::from_rotation_x(0.1));
-                assert!(!QtFold::new(&tilted).upright(), "{a}");
-            }
-        }
-        // Each of the six zeros is needed: a fold that breaks any one of them is not upright.
-        let yaw = QtFold::new(&Affine3A::from_rotation_y(0.3));
-        assert!(yaw.upright());
-        for k in 0..6 {
-            let mut f = yaw;
-            match k {
-                0 => f.q[0] = 0.1,
-                1 => f.q[2] = 0.1,
-                2 => f.l[0][1] = 0.1,
-                3 => f.l[1][0] = 0.1,
-                4 => f.l[1][2] = 0.1,
-                _ => f.l[2][1] = 0.1,
-            }
-            assert!(!f.upright(), "zero {k}");
-        }
-        // The upright chains against the full ones (the rows' zero coefficients included) on a joint without zeros:
-        // equal bits.
-        let fold = QtFold::new(&Affine3A::from_scale_rotation_translation(
-            glam::Vec3::splat(1.5),
-            Quat::from_rotation_y(0.8),
-            glam::Vec3::ZERO,
-        ));
-        let (q, t, s) = ([0.1f32, -0.5, 0.3, 0.8], [0.25f32, -1.5, 2.0], 1.25);
-        let full = |f: &QtFold| {
-            let m = f.q_rows();
-            let quat = |r: &[f32; 4]| r[3].mul_add(q[3], r[2].mul_add(q[2], r[1].mul_add(q[1], r[0] * q[0])));
-            let rot = |r: &[f32; 3]| r[2].mul_add(t[2], r[1].mul_add(t[1], r[0] * t[0]));
-            let v = Vec4::new(quat(&m[0]), quat(&m[1]), quat(&m[2]), quat(&m[3]));
-            let v = if v.w.is_sign_negative() { -v } else { v };
-            [v, Vec4::new(rot(&f.l[0]), rot(&f.l[1]), rot(&f.l[2]), f.s * s)]
-        };
-        assert!(fold.upright());
-        assert_eq!(fold.apply(q, t, s), full(&fold));
-    }
 
     #[test]
     fn layout_is_quaternion_then_translation_and_scale() {

@@ -1,0 +1,121 @@
+//! [`PaletteBinding`]: a skeleton's skin prepared once for [`crate::FlattenJob`], and the skinning matrices of a
+//! pose in row form.
+
+use anim_pose::Skeleton;
+use glam::{Affine3A, Vec4};
+
+use super::poison;
+use crate::{Error, Result};
+
+/// A skeleton's skinning binding, prepared once for [`crate::FlattenJob`]: which skeleton joint each palette entry
+/// reads, and the inverse bind matrices as affine transforms.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PaletteBinding {
+    pub(super) joint_count: usize,
+    pub(super) skin_joints: Vec<u16>,
+    pub(super) inverse_bind: Vec<Affine3A>,
+    /// The rows of each inverse bind matrix, for [`skin_matrix_rows`].
+    inverse_bind_rows: Vec<[Vec4; 3]>,
+}
+
+impl PaletteBinding {
+    /// Prepares `skeleton`'s skin for flattening.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::BufferSize`] when the skeleton does not have one inverse bind matrix per skin joint;
+    /// - [`Error::SkinJointOutOfRange`] when a skin joint maps past the skeleton's joints;
+    /// - [`Error::NotAffine`] naming the skin joint whose inverse bind matrix is not finite or not affine.
+    pub fn new(skeleton: &Skeleton) -> Result<Self> {
+        let n = skeleton.skin_joints.len();
+        if skeleton.inverse_bind_matrices.len() != n {
+            return Err(Error::BufferSize {
+                what: "inverse bind matrices (one per skin joint)",
+                expected: n,
+                actual: skeleton.inverse_bind_matrices.len(),
+            });
+        }
+        let joint_count = skeleton.joint_count();
+        if let Some((skin_joint, &joint)) = skeleton
+            .skin_joints
+            .iter()
+            .enumerate()
+            .find(|&(_, &j)| usize::from(j) >= joint_count)
+        {
+            return Err(Error::SkinJointOutOfRange {
+                skin_joint,
+                joint,
+                joint_count,
+            });
+        }
+        let inverse_bind = skeleton
+            .inverse_bind_matrices
+            .iter()
+            .enumerate()
+            .map(|(k, m)| {
+                if !m.is_finite() || m.row(3) != Vec4::W {
+                    return Err(Error::NotAffine {
+                        what: "inverse bind matrix of skin joint",
+                        index: k,
+                    });
+                }
+                Ok(Affine3A::from_mat4(*m))
+            })
+            .collect::<Result<_>>()?;
+        let inverse_bind_rows = skeleton
+            .inverse_bind_matrices
+            .iter()
+            .map(|m| [m.row(0), m.row(1), m.row(2)])
+            .collect();
+        Ok(Self {
+            joint_count,
+            skin_joints: skeleton.skin_joints.clone(),
+            inverse_bind,
+            inverse_bind_rows,
+        })
+    }
+
+    /// The number of skeleton joints: each model-space pose has this many matrices.
+    pub fn joint_count(&self) -> usize {
+        self.joint_count
+    }
+
+    /// The number of skin joints: each palette has this many entries.
+    pub fn skin_joint_count(&self) -> usize {
+        self.skin_joints.len()
+    }
+
+    /// The skinning matrices of `pose` (one model-space transform per skeleton joint) for the first `rows.len()`
+    /// skin joints, in row form (translation in `w`), into `rows`; returns their poison sum.
+    #[inline]
+    pub(crate) fn skin_rows(&self, pose: &[Affine3A], rows: &mut [[Vec4; 3]]) -> Vec4 {
+        let mut acc = Vec4::ZERO;
+        for ((r, &joint), ibm) in rows.iter_mut().zip(&self.skin_joints).zip(&self.inverse_bind_rows) {
+            *r = skin_matrix_rows(&pose[usize::from(joint)], ibm);
+            acc += poison(r[0]) + poison(r[1]) + poison(r[2]);
+        }
+        acc
+    }
+
+    /// The skinning matrix of skin joint `k` of `pose`, in row form.
+    #[inline(always)]
+    pub(crate) fn skin_row(&self, pose: &[Affine3A], k: usize) -> [Vec4; 3] {
+        skin_matrix_rows(&pose[usize::from(self.skin_joints[k])], &self.inverse_bind_rows[k])
+    }
+}
+
+/// The rows of `m × ibm`, given the rows of `ibm`: row `r` is `Σₖ m[r][k] · ibm_row_k + (0, 0, 0, m[r][3])`, with
+/// separate multiplies and adds in the order `(m[r][0]·I₀ + m[r][1]·I₁) + (m[r][2]·I₂ + (0, 0, 0, t_r))`.
+#[inline(always)]
+fn skin_matrix_rows(m: &Affine3A, ibm: &[Vec4; 3]) -> [Vec4; 3] {
+    #[inline(always)]
+    fn row(x: f32, y: f32, z: f32, t: f32, ibm: &[Vec4; 3]) -> Vec4 {
+        (Vec4::splat(x) * ibm[0] + Vec4::splat(y) * ibm[1]) + (Vec4::splat(z) * ibm[2] + Vec4::new(0.0, 0.0, 0.0, t))
+    }
+    let (c, t) = (&m.matrix3, m.translation);
+    [
+        row(c.x_axis.x, c.y_axis.x, c.z_axis.x, t.x, ibm),
+        row(c.x_axis.y, c.y_axis.y, c.z_axis.y, t.y, ibm),
+        row(c.x_axis.z, c.y_axis.z, c.z_axis.z, t.z, ibm),
+    ]
+}
