@@ -36,9 +36,7 @@ impl Format for PaletteEntry {
         acc
     }
 
-    /// With `t`, the SIMD tier's kernel when no product can overflow ([`super::row_fold::f32_fold_in_range`],
-    /// which also excludes non-finite transforms), the portable twin ([`RowFold::apply_fused`], the same bits)
-    /// otherwise; without, the cached rows as they are (they are finite: the job checked them).
+    /// The instance transform itself.
     type Fold = Affine3A;
 
     #[inline(always)]
@@ -46,6 +44,9 @@ impl Format for PaletteEntry {
         t.map(|t| *t)
     }
 
+    /// With `t`, the SIMD tier's kernel when no product can overflow ([`super::row_fold::f32_fold_in_range`],
+    /// which also excludes non-finite transforms), the portable twin ([`RowFold::apply_fused`], the same bits)
+    /// otherwise; without, the cached rows as they are (they are finite: the job checked them).
     #[inline(always)]
     fn encode_cached(tier: Tier, pose: CachedPose<'_>, t: Option<&Affine3A>, out: &mut [Self], stream: bool) -> Vec4 {
         let rows = &pose.rows[..out.len()];

@@ -81,9 +81,7 @@ impl Format for Mat3x4F16 {
         acc
     }
 
-    /// The SIMD tier's kernel when no value can leave the f16 range (`‖L_T‖∞ · max|S| ≤ 65000`, which also
-    /// excludes non-finite transforms); otherwise the portable twin ([`RowFold::apply_relative`], the same bits),
-    /// which clamps.
+    /// The instance transform itself.
     type Fold = Affine3A;
 
     #[inline(always)]
@@ -91,6 +89,9 @@ impl Format for Mat3x4F16 {
         t.map(|t| *t)
     }
 
+    /// The SIMD tier's kernel when no value can leave the f16 range (`‖L_T‖∞ · max|S| ≤ 65000`, which also
+    /// excludes non-finite transforms); otherwise the portable twin ([`RowFold::apply_relative`], the same bits),
+    /// which clamps.
     #[inline(always)]
     fn encode_cached(tier: Tier, pose: CachedPose<'_>, t: Option<&Affine3A>, out: &mut [Self], stream: bool) -> Vec4 {
         let rows = &pose.rows[..out.len()];
