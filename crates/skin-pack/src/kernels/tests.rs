@@ -278,3 +278,70 @@ fn streaming_is_caught_until_fenced() {
         );
     }
 }
+
+/// Each tier's row encoders give `encode`'s bits, one matrix at a time, for 150 matrices of mixed scale, some with
+/// translations beyond the f16 range (clamped alike).
+#[test]
+fn row_encoders_equal_single_encoders() {
+    fn check<F: crate::PaletteFormat + PartialEq + std::fmt::Debug>(tier: Tier) {
+        let origin = Vec3A::new(100.0, -3.0, 0.5);
+        let matrices: Vec<Affine3A> = (0..150)
+            .map(|i| {
+                let a = i as f32 * 0.731;
+                Affine3A::from_scale_rotation_translation(
+                    Vec3::splat(0.5 + (i % 7) as f32 * 0.3),
+                    Quat::from_euler(glam::EulerRot::YXZ, a, a.sin(), 2.0 * a.cos()),
+                    Vec3::new(100.0 + a.sin() * 3.0, 70_000.0 * (i % 3) as f32, 1e-6 * i as f32),
+                )
+            })
+            .collect();
+        let rows: Vec<[Vec4; 3]> = matrices.iter().map(rows_of).collect();
+        let mut batched = vec![F::zeroed(); rows.len()];
+        assert_eq!(F::encode_rows(tier, &mut batched, origin, |k| rows[k]), Vec4::ZERO);
+        for (i, m) in matrices.iter().enumerate() {
+            assert_eq!(batched[i], F::encode(m, origin), "{} matrix {i} on {tier:?}", F::NAME);
+        }
+    }
+    for tier in tiers("row_encoders_equal_single_encoders") {
+        check::<Mat3x4F16>(tier);
+        check::<QtF16>(tier);
+    }
+}
+
+/// Each tier's f16 conversion gives `half::f16::from_f32`'s bits for every finite f16 value, every midpoint between
+/// two neighbours, and one f32 ulp either side of each midpoint.
+#[test]
+fn halves_equal_half_on_every_code_and_midpoint() {
+    let mut values = Vec::new();
+    for code in 0..=u16::MAX {
+        let x = half::f16::from_bits(code);
+        if !x.is_finite() {
+            continue;
+        }
+        let x = x.to_f32();
+        values.push(x);
+        let next = half::f16::from_bits(code.wrapping_add(1));
+        if next.is_finite() && (next.to_f32() - x).abs() < 1e5 {
+            let mid = (x + next.to_f32()) * 0.5;
+            values.extend([
+                mid,
+                f32::from_bits(mid.to_bits() + 1),
+                f32::from_bits(mid.to_bits() - 1),
+            ]);
+        }
+    }
+    values.resize(values.len().next_multiple_of(4), 0.0);
+    let src: Vec<Vec4> = values.chunks_exact(4).map(Vec4::from_slice).collect();
+    for tier in tiers("halves_equal_half_on_every_code_and_midpoint") {
+        let mut words = vec![[0u32; 2]; src.len()];
+        crate::formats::encode_halves::<1>(tier, &mut words, |k| [src[k]]);
+        for (i, (w, v)) in words.iter().zip(&src).enumerate() {
+            let h = v.to_array().map(|x| u32::from(half::f16::from_f32(x).to_bits()));
+            assert_eq!(
+                *w,
+                [h[0] | (h[1] << 16), h[2] | (h[3] << 16)],
+                "vector {i} = {v:?} on {tier:?}"
+            );
+        }
+    }
+}
