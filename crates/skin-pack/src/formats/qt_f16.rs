@@ -573,6 +573,69 @@ fn linear_bound(l: &Mat3A) -> f64 {
 mod tests {
     use super::*;
 
+    /// Similarities and a few non-uniform, mirrored, zero and near-half-turn matrices.
+    fn matrices() -> Vec<Affine3A> {
+        let mut m: Vec<Affine3A> = (0..37)
+            .map(|i| {
+                let a = i as f32 * 0.913;
+                Affine3A::from_scale_rotation_translation(
+                    glam::Vec3::splat(if i % 5 == 0 { -0.7 } else { 0.4 + (i % 4) as f32 * 0.6 }),
+                    Quat::from_euler(glam::EulerRot::ZXY, a, 2.0 * a.cos(), a.sin()),
+                    glam::Vec3::new(a.sin(), -1.5 * a, 0.25),
+                )
+            })
+            .collect();
+        m.push(Affine3A::from_scale(glam::Vec3::new(1.0, 2.0, 3.0)));
+        m.push(Affine3A::from_mat3(glam::Mat3::ZERO));
+        m.push(Affine3A::from_quat(Quat::from_rotation_x(-3.1)));
+        m
+    }
+
+    /// Four transforms decomposed in the lanes of one decomposition give the bits of one at a time.
+    #[test]
+    fn four_lane_folds_equal_single_decompositions() {
+        let m = matrices();
+        for group in m.chunks(4) {
+            let at = |k: usize| group.get(k).unwrap_or(&Affine3A::IDENTITY);
+            let folds = QtFold::new4([at(0), at(1), at(2), at(3)]);
+            for (t, f) in group.iter().zip(&folds) {
+                let (q, s) = decompose(&t.matrix3);
+                assert_eq!(f.q.map(f32::to_bits), q.to_array().map(f32::to_bits), "{t:?}");
+                assert_eq!(f.s.to_bits(), s.to_bits(), "{t:?}");
+                assert_eq!(f.l, linear_rows(&t.matrix3));
+            }
+        }
+    }
+
+    /// A pose prepared four joints per decomposition and encoded without a fold gives `encode`'s bits per joint,
+    /// partial blocks included.
+    #[test]
+    fn prepared_pose_encodes_as_encode() {
+        let m = matrices();
+        let rows: Vec<[Vec4; 3]> = m
+            .iter()
+            .map(|m| {
+                let t = glam::Mat4::from(*m).transpose();
+                [t.x_axis, t.y_axis, t.z_axis]
+            })
+            .collect();
+        let mut cached = vec![0.0; QtF16::cached_floats(rows.len())];
+        QtF16::prepare(&rows, &mut cached);
+        let mut out = vec![QtF16::default(); rows.len()];
+        let pose = CachedPose {
+            rows: &rows,
+            aux: &cached,
+            max_abs: 0.0,
+        };
+        assert_eq!(
+            QtF16::encode_cached(Tier::Portable, pose, None, &mut out, false),
+            Vec4::ZERO
+        );
+        for (k, (e, m)) in out.iter().zip(&m).enumerate() {
+            assert_eq!(*e, QtF16::encode(m, Vec3A::ZERO), "joint {k}");
+        }
+    }
+
     #[test]
     fn layout_is_quaternion_then_translation_and_scale() {
         // A quarter turn about z scaled by 2: q = (0, 0, √½, √½); √½ = 0x39a8, 2.0 = 0x4000, 1.0 = 0x3c00 in f16.
