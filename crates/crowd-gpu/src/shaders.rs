@@ -24,5 +24,13 @@ pub const PALETTE_F16: ShaderSource = ShaderSource {
     source: include_str!("../../../shaders/palette_f16.wgsl"),
 };
 
+/// Declares `InstanceRecord`, the 32-byte record of each visible pooled or unique instance
+/// (`crowd_frame::InstanceRecord`), and its decoders. Other shaders prepend it; its binding exists so that naga checks
+/// the array stride.
+pub const INSTANCE_RECORD: ShaderSource = ShaderSource {
+    file: "instance_record.wgsl",
+    source: include_str!("../../../shaders/instance_record.wgsl"),
+};
+
 /// Every shader in `shaders/`. A test checks that this list matches the folder.
-pub const ALL: &[ShaderSource] = &[PALETTE, PALETTE_F16];
+pub const ALL: &[ShaderSource] = &[PALETTE, PALETTE_F16, INSTANCE_RECORD];

@@ -1,0 +1,255 @@
+//! [`InstanceRecord`]: the 32 bytes the renderer reads for each visible pooled or unique instance.
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Quat, Vec3, Vec4};
+use half::f16;
+
+use crate::{Error, Result};
+
+/// The size of an [`InstanceRecord`] in bytes.
+pub const INSTANCE_RECORD_SIZE: usize = 32;
+
+/// The smallest scale a record holds: `2⁻¹⁴`, the smallest normal f16 (so the shader decodes it with one shift).
+pub const SCALE_MIN: f32 = 1.0 / 16384.0;
+
+/// The largest scale a record holds: 65504, the largest finite f16.
+pub const SCALE_MAX: f32 = 65504.0;
+
+/// The largest rotation angle, in radians, between a unit quaternion and its decoded record.
+///
+/// Each of the four snorm16 components is off by at most `1/65534`, so the quaternion moves by at most
+/// `2/65534 = 3.06e-5` and turns (as a 4-vector) by an angle `φ` with `sin φ ≤ 3.06e-5`; the rotation it stands for
+/// turns by `2φ ≤ 6.11e-5`. The bound leaves `3.9e-6` for the f32 arithmetic of the decoder (the division of each
+/// component and the normalisation). For a vertex at distance `r` from the instance origin that is at most
+/// `6.5e-5 · r · scale` (0.11 mm at 1.7 m).
+pub const ROTATION_ERROR_BOUND: f32 = 6.5e-5;
+
+/// The largest relative error of the decoded scale: `2⁻¹¹`, half an ulp of f16's 11-bit significand (round to
+/// nearest; the decode is exact).
+pub const SCALE_RELATIVE_ERROR_BOUND: f32 = 1.0 / 2048.0;
+
+/// The largest error of the decoded pooled fraction: half a unorm16 step, `1/131070`, plus `2⁻²⁴` for the f32
+/// division of the decoder.
+pub const FRACTION_ERROR_BOUND: f32 = 1.0 / 131_070.0 + 1.0 / 16_777_216.0;
+
+/// One visible instance as the renderer reads it, 32 bytes, declared identically in `shaders/instance_record.wgsl`
+/// (`struct InstanceRecord`, whose decoders [`InstanceRecord::decode`] mirrors line for line).
+///
+/// | bytes | field | packing |
+/// | --- | --- | --- |
+/// | 0..12 | `position` | world position, f32 × 3, exact |
+/// | 12..16 | `scale_fraction` | uniform scale as f16 (low 16 bits); pooled: the weight of slot 1 as unorm16 (high 16 bits) |
+/// | 16..24 | `rotation` | unit quaternion with `w ≥ 0` as four snorm16, `(x, y)` in word 0 and `(z, w)` in word 1, low half first |
+/// | 24..28 | `anim` | pooled: slot 0 (low 16 bits) and slot 1 (high 16 bits); unique: the index of the instance's first palette entry |
+/// | 28..32 | `tint` | RGBA8 unorm, red in the low byte (WGSL `unpack4x8unorm`); a game may use it for other data |
+///
+/// Which meaning `anim` and the fraction have is the draw range's tier, never a flag in the record. The decoded
+/// values are within [`ROTATION_ERROR_BOUND`], [`SCALE_RELATIVE_ERROR_BOUND`], [`FRACTION_ERROR_BOUND`] and half a
+/// tint step (`1/510`) of the packed ones (`tests/record_round_trip.rs`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct InstanceRecord {
+    /// World position.
+    pub position: [f32; 3],
+    /// Scale (f16, low half) and pooled fraction (unorm16, high half).
+    pub scale_fraction: u32,
+    /// The rotation as four snorm16 components.
+    pub rotation: [u32; 2],
+    /// The slot pair (pooled) or the first palette entry (unique).
+    pub anim: u32,
+    /// RGBA8 tint.
+    pub tint: u32,
+}
+
+const _: () = assert!(size_of::<InstanceRecord>() == INSTANCE_RECORD_SIZE);
+const _: () = assert!(align_of::<InstanceRecord>() == 4);
+
+/// How a record's instance is animated: the tier decides which one the renderer reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RecordAnim {
+    /// Between two pose-pool slots (their indices in the pool's slot palettes), `fraction` of the way from slot 0
+    /// to slot 1, in `[0, 1]`.
+    Pooled {
+        /// The two slots.
+        slots: [u16; 2],
+        /// The weight of slot 1.
+        fraction: f32,
+    },
+    /// Its own palette, starting at palette entry `palette`.
+    Unique {
+        /// The index of the first palette entry.
+        palette: u32,
+    },
+}
+
+/// A record's values as the shader decodes them (see [`InstanceRecord::decode`]); both meanings of `anim` are given.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DecodedRecord {
+    /// World position.
+    pub position: Vec3,
+    /// Unit rotation.
+    pub rotation: Quat,
+    /// Uniform scale.
+    pub scale: f32,
+    /// Pooled: the weight of slot 1.
+    pub fraction: f32,
+    /// Pooled: the two slots.
+    pub slots: [u32; 2],
+    /// Unique: the first palette entry.
+    pub palette: u32,
+    /// RGBA tint in `[0, 1]`.
+    pub tint: Vec4,
+}
+
+/// [`Error::Record`] for `field`.
+fn bad(field: &'static str, reason: &'static str) -> Error {
+    Error::Record { field, reason }
+}
+
+impl InstanceRecord {
+    /// Packs one instance.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Record`] naming the field when `position` is not finite, `rotation` is not finite or has zero
+    /// length (it is normalised otherwise), `scale` is not within [`SCALE_MIN`]`..=`[`SCALE_MAX`], a pooled
+    /// `fraction` is not within `[0, 1]`, or a `tint` component is not within `[0, 1]`.
+    pub fn new(position: Vec3, rotation: Quat, scale: f32, anim: RecordAnim, tint: Vec4) -> Result<Self> {
+        if !position.is_finite() {
+            return Err(bad("position", "not finite"));
+        }
+        let q = Vec4::from(rotation);
+        let length = q.length();
+        if !length.is_finite() || length == 0.0 {
+            return Err(bad("rotation", "not finite, or of zero length"));
+        }
+        if !(SCALE_MIN..=SCALE_MAX).contains(&scale) {
+            return Err(bad("scale", "outside SCALE_MIN..=SCALE_MAX, or not finite"));
+        }
+        if !(tint.cmpge(Vec4::ZERO).all() && tint.cmple(Vec4::ONE).all()) {
+            return Err(bad("tint", "a component outside [0, 1], or not finite"));
+        }
+        let (fraction, anim) = match anim {
+            RecordAnim::Pooled { slots, fraction } => {
+                if !(0.0..=1.0).contains(&fraction) {
+                    return Err(bad("fraction", "outside [0, 1], or not finite"));
+                }
+                (fraction, u32::from(slots[0]) | (u32::from(slots[1]) << 16))
+            }
+            RecordAnim::Unique { palette } => (0.0, palette),
+        };
+        let q = q / length;
+        let q = if q.w < 0.0 { -q } else { q };
+        let snorm = |x: f32| u32::from((x * 32767.0).round() as i16 as u16);
+        let unorm16 = |x: f32| (x * 65535.0).round() as u32;
+        let unorm8 = |x: f32| (x * 255.0).round() as u32;
+        Ok(Self {
+            position: position.to_array(),
+            scale_fraction: u32::from(f16::from_f32(scale).to_bits()) | (unorm16(fraction) << 16),
+            rotation: [snorm(q.x) | (snorm(q.y) << 16), snorm(q.z) | (snorm(q.w) << 16)],
+            anim,
+            tint: unorm8(tint.x) | (unorm8(tint.y) << 8) | (unorm8(tint.z) << 16) | (unorm8(tint.w) << 24),
+        })
+    }
+
+    /// The record's values computed line for line as `shaders/instance_record.wgsl` does.
+    pub fn decode(&self) -> DecodedRecord {
+        let r = self;
+        // let q = normalize(vec4<f32>(unpack2x16snorm(r.rotation.x), unpack2x16snorm(r.rotation.y)));
+        let [x, y] = unpack2x16snorm(r.rotation[0]);
+        let [z, w] = unpack2x16snorm(r.rotation[1]);
+        let q = Vec4::new(x, y, z, w).normalize();
+        // bitcast<f32>(((r.scale_fraction & 0x7fffu) << 13u) + 0x38000000u)
+        let scale = f32::from_bits(((r.scale_fraction & 0x7fff) << 13) + 0x3800_0000);
+        // unpack2x16unorm(r.scale_fraction).y
+        let fraction = (r.scale_fraction >> 16) as f32 / 65535.0;
+        // vec2<u32>(r.anim & 0xffffu, r.anim >> 16u)
+        let slots = [r.anim & 0xffff, r.anim >> 16];
+        // unpack4x8unorm(r.tint)
+        let tint = Vec4::from_array([0, 8, 16, 24].map(|s| ((r.tint >> s) & 0xff) as f32 / 255.0));
+        DecodedRecord {
+            position: Vec3::from_array(r.position),
+            rotation: Quat::from_vec4(q),
+            scale,
+            fraction,
+            slots,
+            palette: r.anim,
+            tint,
+        }
+    }
+}
+
+/// WGSL's `unpack2x16snorm`: component `i` is `max(f32(i16 of half i) / 32767, -1)`, low half first.
+fn unpack2x16snorm(w: u32) -> [f32; 2] {
+    [w as u16, (w >> 16) as u16].map(|h| (f32::from(h as i16) / 32767.0).max(-1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_of_a_known_record() {
+        let r = InstanceRecord::new(
+            Vec3::new(1.0, 2.0, 3.0),
+            Quat::IDENTITY,
+            1.0,
+            RecordAnim::Pooled {
+                slots: [7, 0x1234],
+                fraction: 1.0,
+            },
+            Vec4::new(1.0, 0.0, 0.0, 1.0),
+        )
+        .expect("packs");
+        // f16 1.0 = 0x3c00; unorm16 1.0 = 0xffff; snorm16 1.0 = 0x7fff.
+        assert_eq!(r.scale_fraction, 0xffff_3c00);
+        assert_eq!(r.rotation, [0, 0x7fff_0000]);
+        assert_eq!(r.anim, 0x1234_0007);
+        assert_eq!(r.tint, 0xff00_00ff);
+        assert_eq!(&bytemuck::bytes_of(&r)[..4], &1.0f32.to_le_bytes());
+        let d = r.decode();
+        assert_eq!(
+            (d.scale, d.fraction, d.slots, d.rotation),
+            (1.0, 1.0, [7, 0x1234], Quat::IDENTITY)
+        );
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        let ok = |p: Vec3, q: Quat, s: f32, a: RecordAnim, t: Vec4| InstanceRecord::new(p, q, s, a, t);
+        let pooled = RecordAnim::Pooled {
+            slots: [0, 1],
+            fraction: 0.5,
+        };
+        let field = |r: Result<InstanceRecord>| match r {
+            Err(Error::Record { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        let (p, q, t) = (Vec3::ZERO, Quat::IDENTITY, Vec4::ONE);
+        assert_eq!(field(ok(Vec3::NAN, q, 1.0, pooled, t)), "position");
+        assert_eq!(
+            field(ok(p, Quat::from_xyzw(0.0, 0.0, 0.0, 0.0), 1.0, pooled, t)),
+            "rotation"
+        );
+        assert_eq!(
+            field(ok(p, Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0), 1.0, pooled, t)),
+            "rotation"
+        );
+        for s in [0.0, 1e-5, 7e4, f32::NAN, f32::INFINITY, -1.0] {
+            assert_eq!(field(ok(p, q, s, pooled, t)), "scale", "{s}");
+        }
+        for f in [-0.1, 1.5, f32::NAN] {
+            let a = RecordAnim::Pooled {
+                slots: [0, 1],
+                fraction: f,
+            };
+            assert_eq!(field(ok(p, q, 1.0, a, t)), "fraction", "{f}");
+        }
+        assert_eq!(field(ok(p, q, 1.0, pooled, Vec4::splat(2.0))), "tint");
+        assert_eq!(field(ok(p, q, 1.0, pooled, Vec4::splat(f32::NAN))), "tint");
+        // The limits themselves pack.
+        for s in [SCALE_MIN, SCALE_MAX] {
+            assert!(ok(p, q, s, pooled, t).is_ok(), "{s}");
+        }
+    }
+}

@@ -1,0 +1,50 @@
+// The 32-byte instance record that the renderer reads for each visible pooled or unique instance.
+// `crowd_frame::InstanceRecord` is its Rust twin (`crowd-gpu/tests/instance_record_layout.rs` checks the layout),
+// and `InstanceRecord::decode` mirrors these decoders line for line. Other shaders prepend this file.
+
+struct InstanceRecord {
+    // World position.
+    position: vec3<f32>,
+    // Uniform scale as f16 (low 16 bits, a normal positive half); pooled: the weight of slot 1 as unorm16 (high).
+    scale_fraction: u32,
+    // Unit quaternion (w >= 0) as four snorm16: (x, y) in .x, (z, w) in .y, low half first.
+    rotation: vec2<u32>,
+    // Pooled: slot 0 (low 16 bits) and slot 1 (high 16 bits); unique: the first palette entry.
+    anim: u32,
+    // RGBA8 unorm tint, red in the low byte.
+    tint: u32,
+}
+
+fn record_rotation(r: InstanceRecord) -> vec4<f32> {
+    return normalize(vec4<f32>(unpack2x16snorm(r.rotation.x), unpack2x16snorm(r.rotation.y)));
+}
+
+// A normal positive half to f32: the exponent rebiased from 15 to 127, the significand widened; exact.
+fn record_scale(r: InstanceRecord) -> f32 {
+    return bitcast<f32>(((r.scale_fraction & 0x7fffu) << 13u) + 0x38000000u);
+}
+
+fn record_fraction(r: InstanceRecord) -> f32 {
+    return unpack2x16unorm(r.scale_fraction).y;
+}
+
+fn record_slots(r: InstanceRecord) -> vec2<u32> {
+    return vec2<u32>(r.anim & 0xffffu, r.anim >> 16u);
+}
+
+fn record_palette(r: InstanceRecord) -> u32 {
+    return r.anim;
+}
+
+fn record_tint(r: InstanceRecord) -> vec4<f32> {
+    return unpack4x8unorm(r.tint);
+}
+
+// Model space to world space: rotate by the record's quaternion, scale, then move to its position.
+fn record_transform_point(r: InstanceRecord, p: vec3<f32>) -> vec3<f32> {
+    let q = record_rotation(r);
+    let t = 2.0 * cross(q.xyz, p);
+    return r.position + record_scale(r) * (p + q.w * t + cross(q.xyz, t));
+}
+
+@group(0) @binding(0) var<storage, read> instance_records: array<InstanceRecord>;
