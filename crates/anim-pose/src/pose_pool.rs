@@ -555,11 +555,30 @@ impl<'a> PosePool<'a> {
             .then(|| self.bucket_slots(track - self.clips.len(), usize::from(b.to)))
     }
 
+    /// The live slot ranges after an update: the clip slots (one range, when there are any), then the slots of each
+    /// active crossfade bucket, in slot order. Only these hold current poses; the other slots of the bucket regions
+    /// hold stale ones. No allocation.
+    pub fn live_slots(&self) -> impl Iterator<Item = ClipSlots> + '_ {
+        let clips = (self.clip_slot_count > 0).then_some(ClipSlots {
+            first_slot: 0,
+            slot_count: self.clip_slot_count as u32,
+        });
+        let buckets = self
+            .buckets
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.active)
+            .map(|(i, b)| self.bucket_slots(i, usize::from(b.to)));
+        clips.into_iter().chain(buckets)
+    }
+
     /// The pooled palettes: `slot_count() * joint_count()` model-space matrices, indexed
     /// `slot * joint_count + joint`.
     ///
     /// These are model-space joint matrices, not skinning matrices: the skinning palette multiplies them by the
-    /// inverse bind matrices (`skin_pack::palette_from_model`). Slots of inactive buckets hold stale poses.
+    /// inverse bind matrices (`skin_pack::palette_from_model`, or `skin_pack::PoolFlattenJob` for the live slots,
+    /// which writes slot `s`'s skinning palette at entries `s * skin_joint_count..`, not `s * joint_count..`).
+    /// Slots of inactive buckets hold stale poses ([`PosePool::live_slots`] lists the others).
     pub fn palettes(&self) -> &[Affine3A] {
         &self.model
     }

@@ -13,9 +13,9 @@
 use std::f32::consts::TAU;
 
 use anim_pose::{
-    BlendLayer, BlendingJob, Channel, Clip, CrossfadeRef, ErrorBudget, FrameSpacing, Interpolation, LocalToModelJob,
-    Looping, NO_PARENT, PoolClip, PosePool, PosePoolOptions, Property, RuntimeClip, RuntimeClipOptions, SamplingJob,
-    Skeleton, SlotRef, SoaTransform, Transform, num_soa_joints, pack_soa,
+    BlendLayer, BlendingJob, Channel, Clip, ClipSlots, CrossfadeRef, ErrorBudget, FrameSpacing, Interpolation,
+    LocalToModelJob, Looping, NO_PARENT, PoolClip, PosePool, PosePoolOptions, Property, RuntimeClip,
+    RuntimeClipOptions, SamplingJob, Skeleton, SlotRef, SoaTransform, Transform, num_soa_joints, pack_soa,
 };
 use glam::{Affine3A, Mat4, Quat, Vec3, Vec4};
 use proptest::prelude::*;
@@ -328,6 +328,10 @@ proptest! {
                         }
                     }
                     prop_assert!(pool.active_crossfade_count() <= cap);
+                    // The live slots: the clip slots, then each active bucket's slots.
+                    let mut want: Vec<ClipSlots> = vec![ClipSlots { first_slot: 0, slot_count: pool.clip_slot_count() as u32 }];
+                    want.extend((pool.clip_count() as u16..tracks).filter_map(|t| pool.track_slots(t)));
+                    prop_assert_eq!(pool.live_slots().collect::<Vec<_>>(), want);
                 }
                 Op::Map(instances) => {
                     let ids: Vec<u16> = instances.iter().map(|&(t, _)| t % tracks).collect();

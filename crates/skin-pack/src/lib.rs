@@ -59,7 +59,8 @@ pub use dirty::{
 pub use error::{Error, Result};
 pub use exchange::{ExchangeStats, FrameExchange, FramePacket, MAX_FRAME_PACKETS, Overrun, ReadGuard, WriteGuard};
 pub use flatten::{
-    FLATTEN_CHUNK, FLATTEN_WINDOW, FlattenCache, FlattenJob, POSE_BUCKETS, PaletteBinding, group_by_pose,
+    FLATTEN_CHUNK, FLATTEN_WINDOW, FlattenCache, FlattenJob, POSE_BUCKETS, PaletteBinding, PoolFlattenJob,
+    group_by_pose,
 };
 pub use formats::{
     F16_MAX, F16Format, F16Kind, Mat3x4F16, PaletteFormat, QT_F16_SCALE_TOLERANCE, QtF16, VertexError,

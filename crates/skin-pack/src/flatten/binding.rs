@@ -85,6 +85,15 @@ impl PaletteBinding {
         self.skin_joints.len()
     }
 
+    /// The entries of palette `palette` (an instance's, or a pose-pool slot's) in a palette-major buffer:
+    /// `palette * skin_joint_count()..(palette + 1) * skin_joint_count()`. Model-space poses are
+    /// `joint_count()` matrices each instead; the two strides differ when the skeleton has joints without a skin
+    /// index.
+    pub fn palette_entries(&self, palette: usize) -> std::ops::Range<usize> {
+        let s = self.skin_joint_count();
+        palette * s..(palette + 1) * s
+    }
+
     /// The skinning matrices of `pose` (one model-space transform per skeleton joint) for the first `rows.len()`
     /// skin joints, in row form (translation in `w`), into `rows`; returns their poison sum.
     #[inline]

@@ -62,7 +62,8 @@ pub struct FlattenJob<'a, F: PaletteFormat = PaletteEntry> {
     pub pose_of: &'a [u32],
     /// The instance transform of each palette, or empty to keep palettes in model space.
     pub transforms: &'a [Affine3A],
-    /// Per-pose skinning matrices, used when `pose_of` is given.
+    /// Per-pose skinning matrices, used when `pose_of` is given; otherwise pass `&mut FlattenCache::default()`,
+    /// which is empty and allocates nothing.
     pub cache: &'a mut FlattenCache<F>,
     /// The palettes, palette-major: `output[i × S + k]`.
     pub output: &'a mut [F],

@@ -9,6 +9,7 @@
 mod binding;
 mod cache;
 mod job;
+mod pool;
 
 use glam::Vec4;
 
@@ -16,6 +17,7 @@ pub use binding::PaletteBinding;
 pub(crate) use cache::CachedPose;
 pub use cache::{FLATTEN_WINDOW, FlattenCache, POSE_BUCKETS, group_by_pose};
 pub use job::{FLATTEN_CHUNK, FlattenJob};
+pub use pool::PoolFlattenJob;
 
 /// `0` for a finite vector and NaN otherwise: `inf × 0` and `NaN × 0` are NaN. Summing these over a pass gives a
 /// finiteness check of every value at the cost of one multiply and one add per row.
