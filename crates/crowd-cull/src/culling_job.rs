@@ -69,8 +69,9 @@ impl CullOutput {
         Self::default()
     }
 
-    /// Sizes the output for `store` (allocates only when the store grew). Call it after adding instances or
-    /// groups, outside the per-frame hot path.
+    /// Sizes the output for `store` and resets its draw ranges, allocating only when the store grew. Call it
+    /// before every run that follows an add or [`InstanceStore::maintain`] (both can grow the store's slots; see
+    /// the crate docs), every frame in a frame step.
     pub fn prepare(&mut self, store: &InstanceStore) {
         if self.indices.len() < store.slot_count() {
             self.indices.resize(store.slot_count(), 0);
@@ -134,7 +135,8 @@ impl CullingCache {
         Self::default()
     }
 
-    /// Sizes the cache for `store`'s largest group (allocates only when it grew).
+    /// Sizes the cache for `store`'s largest group, allocating only when it grew. Call it when
+    /// [`CullOutput::prepare`] is called: before every run that follows an add or [`InstanceStore::maintain`].
     pub fn prepare(&mut self, store: &InstanceStore) {
         let (slots, chunks) = cache_needs(store);
         if self.codes.len() < slots {

@@ -15,6 +15,22 @@
 //!   counts ([`DrawRange`]). It never allocates.
 //! - [`reference`](mod@reference) holds the plain twins the tests compare the fast paths with.
 //!
+//! # Slots and when to prepare
+//!
+//! Instances live in *slots*: each cluster owns `capacity` contiguous slots, and a group's slots are its clusters'
+//! (live or deleted) times the capacity. An instance joins a cluster within the radius that has room, so clusters
+//! are rarely full and a crowd typically holds one and a half to two slots per instance; deleted clusters keep
+//! their slots for reuse. [`InstanceStore::slot_count`] only grows, and it grows whenever a cluster opens: on
+//! [`InstanceStore::add`] and [`InstanceStore::add_many`], and in [`InstanceStore::maintain`], whose
+//! reassignments start clusters for instances that moved away from theirs (a large bulk move followed by
+//! `maintain` does). Moves themselves never open a cluster.
+//! [`CullingCache::prepare`] and [`CullOutput::prepare`] must therefore run before every [`CullingJob::run`] that
+//! follows any of those; a frame step calls them every frame, since they allocate only when the store grew.
+//! `run` reports a missed one as [`Error::NotPrepared`] and changes nothing.
+//! Buffers indexed by slot (per-slot GPU data) are sized by `slot_count`; buffers written per visible instance
+//! (instance records in visible-list order) by the live instance count ([`InstanceStore::len`]), which bounds
+//! every visible list.
+//!
 //! Animated bounds come in as data: [`GroupDesc::clip_bounds`] gives, per clip, the union of the skinned
 //! bounds over all frames (see [`bounds`] for the contract).
 //!
@@ -41,12 +57,13 @@
 //! let near = store.add(group, &InstanceDesc::at(Vec3::new(0.0, 0.0, -5.0), 0))?;
 //! let behind = store.add(group, &InstanceDesc::at(Vec3::new(0.0, 0.0, 50.0), 0))?;
 //!
-//! // Per frame: move, maintain, cull.
+//! // Per frame: move, maintain, prepare, cull. Adds and `maintain` can open clusters, and so grow the store's
+//! // slots; `prepare` sizes the scratch for them and allocates only when they grew.
+//! let (mut cache, mut output) = (CullingCache::new(), CullOutput::new());
 //! store.set_position(near, Vec3::new(0.1, 0.0, -5.0))?;
 //! store.maintain(MaintainBudget::default());
 //! let camera = CullCamera::perspective(Vec3::new(0.0, 1.6, 0.0), Vec3::new(0.0, 1.6, -1.0), Vec3::Y, 1.0, 16.0 / 9.0, 0.1, 500.0);
-//! let (mut cache, mut output) = (CullingCache::new(), CullOutput::new());
-//! cache.prepare(&store); // After adding instances, outside the hot path.
+//! cache.prepare(&store);
 //! output.prepare(&store);
 //! let visible = CullingJob { store: &mut store, camera: &camera, cache: &mut cache, output: &mut output }.run()?;
 //! assert_eq!(visible, 1);

@@ -210,7 +210,9 @@ impl InstanceStore {
         Ok(self.group(g, 0)?.slot_count())
     }
 
-    /// The number of storage slots of all groups together.
+    /// The number of storage slots of all groups together: clusters times their capacity, about two per instance
+    /// in a typical crowd. It only grows, on adds and in [`InstanceStore::maintain`] (see the crate docs on when to
+    /// prepare the culling scratch).
     pub fn slot_count(&self) -> usize {
         self.slots
     }
@@ -736,6 +738,9 @@ impl InstanceStore {
     ///    centre move to the nearest cluster with room within `R` (or a new one);
     /// 2. up to `budget.refit` dirty clusters get their box and centre recomputed from their members, in
     ///    parallel on the current rayon pool.
+    ///
+    /// A reassignment may open a cluster and so grow [`InstanceStore::slot_count`]: prepare the culling cache and
+    /// output before the next [`crate::CullingJob::run`].
     ///
     /// Queues are first in, first out, so every queued item is served within a bounded number of frames.
     /// Culling is correct whether or not this runs (boxes always hold their members' spheres); maintenance keeps
