@@ -32,7 +32,10 @@ pub struct GroupDesc {
     pub mesh: u32,
     /// The caller's material id (not interpreted).
     pub material: u32,
-    /// One local-space box per clip: the union of the skinned bounds over all the clip's frames.
+    /// One local-space box per clip: the union of the skinned bounds over all the clip's frames, in the space that
+    /// the instance transform places (for glTF models, under the skeleton's root transform).
+    /// `skin_pack::animated_bounds` computes it in that space as an `anim_pose::Aabb`, which this crate does not
+    /// depend on: hand it over as `Aabb::new(b.min, b.max)`.
     /// At least one clip; every box valid.
     pub clip_bounds: Vec<Aabb>,
     /// LOD thresholds; the group has `lod_thresholds.len() + 1` LODs, at most [`MAX_LODS`].

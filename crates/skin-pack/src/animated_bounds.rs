@@ -11,8 +11,10 @@ use crate::{Error, Result, palette_from_model, skin_positions_reference};
 pub const BOUNDS_SUBSTEPS: usize = 2;
 
 /// The box around every skinned position of `meshes` at every frame of `clip` and at the midpoints between frames,
-/// in the skeleton's model space (the space of a palette with no world transform; instances place it with their
-/// own transform).
+/// in instance space: the skeleton's model space under its root transform (`Skeleton::root_transform`), the space
+/// of [`crate::FlattenJob`]'s palettes without an instance transform, which instances place with their own.
+///
+/// `crowd_cull::GroupDesc::clip_bounds` takes the result as `crowd_cull::Aabb::new(b.min, b.max)`.
 ///
 /// Between two sampled times a vertex moves by at most `clip`'s per-step motion; the box is exact at the sampled
 /// times, and `tests/animated_bounds.rs` checks it against random times with the margin it documents.
@@ -32,6 +34,7 @@ pub fn animated_bounds(skeleton: &Skeleton, clip: &RuntimeClip, meshes: &[&Skinn
             actual: clip.joint_count(),
         });
     }
+    let root = Affine3A::from_mat4(skeleton.root_transform);
     let mut local = vec![SoaTransform::IDENTITY; clip.num_soa_joints()];
     let mut model = vec![Affine3A::IDENTITY; joints];
     let mut palette = vec![Affine3A::IDENTITY; skeleton.skin_joint_count()];
@@ -66,7 +69,7 @@ pub fn animated_bounds(skeleton: &Skeleton, clip: &RuntimeClip, meshes: &[&Skinn
         }
         .run()
         .map_err(sized)?;
-        palette_from_model(skeleton, &model, None, &mut palette)?;
+        palette_from_model(skeleton, &model, Some(&root), &mut palette)?;
         for mesh in meshes {
             positions.resize(mesh.positions.len(), Vec3::ZERO);
             skin_positions_reference(&palette, &mesh.positions, &mesh.joints, &mesh.weights, &mut positions)?;

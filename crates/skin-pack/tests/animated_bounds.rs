@@ -111,3 +111,28 @@ fn bad_input_is_an_error() {
     ));
     assert_eq!(animated_bounds(skeleton, &rt, &[]), Ok(Aabb::EMPTY));
 }
+
+/// The box is in instance space: under a root transform (here a uniform scale and a move, which map boxes to boxes)
+/// it is the model-space box transformed, as the palettes of `FlattenJob` are.
+#[test]
+fn the_root_transform_is_included() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/crowd_character.glb");
+    let model = anim_pose::import_file(path).expect("the default character imports");
+    let skeleton = &model.skeletons[0];
+    assert_eq!(
+        skeleton.root_transform,
+        glam::Mat4::IDENTITY,
+        "the default character has no root transform"
+    );
+    let clip = model.clips_for(0).next().expect("a clip");
+    let rt = RuntimeClip::build(clip, skeleton, &RuntimeClipOptions::default()).expect("builds");
+    let plain = animated_bounds(skeleton, &rt, &[&model.meshes[0]]).expect("bounds");
+    let mut rooted = skeleton.clone();
+    let (scale, shift) = (0.01f32, Vec3::new(3.0, -1.0, 0.5));
+    rooted.root_transform =
+        glam::Mat4::from_scale_rotation_translation(Vec3::splat(scale), glam::Quat::IDENTITY, shift);
+    let b = animated_bounds(&rooted, &rt, &[&model.meshes[0]]).expect("bounds");
+    for (got, want) in [(b.min, plain.min * scale + shift), (b.max, plain.max * scale + shift)] {
+        assert!(got.abs_diff_eq(want, 1e-5), "{got} is not {want}");
+    }
+}

@@ -80,6 +80,8 @@ struct Case {
     poses: Vec<Affine3A>,
     pose_of: Vec<u32>,
     transforms: Vec<Affine3A>,
+    /// The skeleton's root transform, folded in front of every palette.
+    root: Affine3A,
 }
 
 fn case_strategy(uniform: bool, max_world: f32) -> impl Strategy<Value = Case> {
@@ -105,8 +107,9 @@ fn case_strategy(uniform: bool, max_world: f32) -> impl Strategy<Value = Case> {
             } else {
                 Just(Vec::new()).boxed()
             };
-            (Just(joints), skin, ibms, poses, pose_of, transforms).prop_map(
-                |(joints, skin, ibms, poses, pose_of, transforms)| {
+            let root = prop_oneof![Just(Affine3A::IDENTITY), affine_strategy(2.0, uniform)];
+            (Just(joints), skin, ibms, poses, pose_of, transforms, root).prop_map(
+                |(joints, skin, ibms, poses, pose_of, transforms, root)| {
                     let ibms = ibms[..skin.len()].to_vec();
                     Case {
                         joints,
@@ -115,6 +118,7 @@ fn case_strategy(uniform: bool, max_world: f32) -> impl Strategy<Value = Case> {
                         poses,
                         pose_of,
                         transforms,
+                        root,
                     }
                 },
             )
@@ -123,7 +127,8 @@ fn case_strategy(uniform: bool, max_world: f32) -> impl Strategy<Value = Case> {
 
 /// Runs the job for `case` into a fresh output of format `F` and returns it with the reference palettes.
 fn run_case<F: PaletteFormat>(case: &Case) -> (Vec<F>, Vec<Vec<Affine3A>>) {
-    let s = skeleton(case.joints, &case.skin, &case.ibms);
+    let mut s = skeleton(case.joints, &case.skin, &case.ibms);
+    s.root_transform = Mat4::from(case.root);
     let binding = PaletteBinding::new(&s).expect("binds");
     let pose_count = case.poses.len() / case.joints;
     let palettes = if case.pose_of.is_empty() {
@@ -152,11 +157,9 @@ fn run_case<F: PaletteFormat>(case: &Case) -> (Vec<F>, Vec<Vec<Affine3A>>) {
     let expected = (0..palettes)
         .map(|i| {
             let p = case.pose_of.get(i).map_or(i, |&p| p as usize);
-            reference(
-                &s,
-                &case.poses[p * case.joints..][..case.joints],
-                case.transforms.get(i),
-            )
+            // Palettes are `T × root × model × inverse bind`.
+            let world = case.transforms.get(i).map_or(case.root, |t| *t * case.root);
+            reference(&s, &case.poses[p * case.joints..][..case.joints], Some(&world))
         })
         .collect();
     (out, expected)
@@ -547,4 +550,16 @@ fn binding_rejects_bad_skins() {
             index: 1
         })
     );
+    for bad in [f32::NAN, 0.5] {
+        let (mut s, _) = small();
+        // A non-finite element, or a projective last row.
+        s.root_transform.x_axis.w = bad;
+        assert_eq!(
+            PaletteBinding::new(&s),
+            Err(Error::NotAffine {
+                what: "root transform of the skeleton",
+                index: 0
+            })
+        );
+    }
 }

@@ -8,10 +8,16 @@ use super::poison;
 use crate::{Error, Result};
 
 /// A skeleton's skinning binding, prepared once for [`crate::FlattenJob`]: which skeleton joint each palette entry
-/// reads, and the inverse bind matrices as affine transforms.
+/// reads, the inverse bind matrices as affine transforms, and the skeleton's root transform.
+///
+/// Every skinning matrix it produces is `root_transform × model[joint] × inverse_bind[joint]`: glTF places a
+/// skeleton under its (static) ancestors, [`anim_pose::Skeleton::root_transform`], so palettes and
+/// [`crate::animated_bounds`] are both in that *instance space*, the space an instance transform places.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PaletteBinding {
     pub(super) joint_count: usize,
+    /// The root transform, `None` when it is the identity (then no multiply is spent on it).
+    pub(super) root: Option<Affine3A>,
     pub(super) skin_joints: Vec<u16>,
     pub(super) inverse_bind: Vec<Affine3A>,
     /// The rows of each inverse bind matrix, for [`skin_matrix_rows`].
@@ -25,7 +31,8 @@ impl PaletteBinding {
     ///
     /// - [`Error::BufferSize`] when the skeleton does not have one inverse bind matrix per skin joint;
     /// - [`Error::SkinJointOutOfRange`] when a skin joint maps past the skeleton's joints;
-    /// - [`Error::NotAffine`] naming the skin joint whose inverse bind matrix is not finite or not affine.
+    /// - [`Error::NotAffine`] naming the skin joint whose inverse bind matrix is not finite or not affine, or the
+    ///   root transform when it is not.
     pub fn new(skeleton: &Skeleton) -> Result<Self> {
         let n = skeleton.skin_joints.len();
         if skeleton.inverse_bind_matrices.len() != n {
@@ -62,6 +69,14 @@ impl PaletteBinding {
                 Ok(Affine3A::from_mat4(*m))
             })
             .collect::<Result<_>>()?;
+        let r = skeleton.root_transform;
+        if !r.is_finite() || r.row(3) != Vec4::W {
+            return Err(Error::NotAffine {
+                what: "root transform of the skeleton",
+                index: 0,
+            });
+        }
+        let root = (r != glam::Mat4::IDENTITY).then(|| Affine3A::from_mat4(r));
         let inverse_bind_rows = skeleton
             .inverse_bind_matrices
             .iter()
@@ -69,6 +84,7 @@ impl PaletteBinding {
             .collect();
         Ok(Self {
             joint_count,
+            root,
             skin_joints: skeleton.skin_joints.clone(),
             inverse_bind,
             inverse_bind_rows,
@@ -78,6 +94,11 @@ impl PaletteBinding {
     /// The number of skeleton joints: each model-space pose has this many matrices.
     pub fn joint_count(&self) -> usize {
         self.joint_count
+    }
+
+    /// The skeleton's root transform, folded in front of every skinning matrix.
+    pub fn root(&self) -> Affine3A {
+        self.root.unwrap_or(Affine3A::IDENTITY)
     }
 
     /// The number of skin joints: each palette has this many entries.
@@ -99,17 +120,22 @@ impl PaletteBinding {
     #[inline]
     pub(crate) fn skin_rows(&self, pose: &[Affine3A], rows: &mut [[Vec4; 3]]) -> Vec4 {
         let mut acc = Vec4::ZERO;
-        for ((r, &joint), ibm) in rows.iter_mut().zip(&self.skin_joints).zip(&self.inverse_bind_rows) {
-            *r = skin_matrix_rows(&pose[usize::from(joint)], ibm);
+        for (k, r) in rows.iter_mut().enumerate() {
+            *r = self.skin_row(pose, k);
             acc += poison(r[0]) + poison(r[1]) + poison(r[2]);
         }
         acc
     }
 
-    /// The skinning matrix of skin joint `k` of `pose`, in row form.
+    /// The skinning matrix of skin joint `k` of `pose`, in row form: `root × pose[joint] × inverse_bind[k]`.
     #[inline(always)]
     pub(crate) fn skin_row(&self, pose: &[Affine3A], k: usize) -> [Vec4; 3] {
-        skin_matrix_rows(&pose[usize::from(self.skin_joints[k])], &self.inverse_bind_rows[k])
+        let m = &pose[usize::from(self.skin_joints[k])];
+        let ibm = &self.inverse_bind_rows[k];
+        match &self.root {
+            None => skin_matrix_rows(m, ibm),
+            Some(root) => skin_matrix_rows(&(*root * *m), ibm),
+        }
     }
 }
 

@@ -25,9 +25,10 @@ fn window_for(palettes: usize) -> usize {
 }
 
 /// Writes skinning palettes in GPU layout: for palette `i` and skin joint `k`,
-/// `output[i × S + k] = encode(T_i × model[P_i × J + skin_joints[k]] × inverse_bind[k])`,
-/// where `S` is the skin joint count, `J` the skeleton joint count, `P_i` the pose palette `i` reads and `T_i` its
-/// instance transform.
+/// `output[i × S + k] = encode(T_i × root × model[P_i × J + skin_joints[k]] × inverse_bind[k])`,
+/// where `S` is the skin joint count, `J` the skeleton joint count, `P_i` the pose palette `i` reads, `T_i` its
+/// instance transform and `root` the skeleton's root transform ([`PaletteBinding::root`], identity for most
+/// models): palettes are in the space that an instance transform places, as [`crate::animated_bounds`] is.
 ///
 /// - **Poses.** `poses` holds whole model-space poses back to back, `J` matrices each (the outputs of
 ///   `anim_pose::LocalToModelJob`, or `anim_pose::PosePool::palettes` for pooled slots).
@@ -274,7 +275,7 @@ impl<F: PaletteFormat> FlattenJob<'_, F> {
                         joint: Some(usize::from(joint)),
                     };
                 }
-                let skin = *m * self.binding.inverse_bind[k];
+                let skin = self.binding.root() * *m * self.binding.inverse_bind[k];
                 let skin = transform.map_or(skin, |t| *t * skin);
                 if !skin.is_finite() {
                     return Error::NonFinite {

@@ -12,8 +12,8 @@ use crate::{Error, PaletteEntry, PaletteFormat, Result};
 /// without a skin index). Entries of the slots that are not live are left as they are, so a renderer uploads only
 /// the live ranges.
 ///
-/// The palettes stay in model space (no instance transform, f16 origin zero); the renderer interpolates two slot
-/// palettes per pooled instance. Run it after [`PosePool::update`]. Never allocates.
+/// The palettes are in instance space (the skeleton's root transform folded in, no instance transform, f16 origin
+/// zero); the renderer interpolates two slot palettes per pooled instance and places them with its record. Run it after [`PosePool::update`]. Never allocates.
 #[derive(Debug)]
 pub struct PoolFlattenJob<'a, F: PaletteFormat = PaletteEntry> {
     /// The skin of the pool's skeleton, prepared once.
