@@ -120,8 +120,7 @@ fn runtime(c: &mut Criterion) {
             .expect("converts")
         })
     });
-    let mut rest = vec![SoaTransform::IDENTITY; soa];
-    anim_pose::pack_soa(&skeleton.rest_pose, &mut rest).expect("sized");
+    let rest = skeleton.rest_pose_soa();
     c.bench_function(bench!("anim_pose", "blending_job/crossfade"), |bch| {
         bch.iter(|| {
             let layers = [

@@ -360,7 +360,7 @@ fn pool_k_group(figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::error::Err
     for clip in model.clips_for(0) {
         let rt = RuntimeClip::build(clip, skeleton, &RuntimeClipOptions::default())?;
         for (mm, tolerance) in [(1, 1e-3f32), (5, 5e-3)] {
-            let k = skin_pack::slots_for_tolerance(skeleton, &rt, mesh, tolerance, 4096)?;
+            let k = skin_pack::slots_for_tolerance(skeleton, &rt, &[mesh], tolerance, 4096)?;
             figures.push(Figure {
                 name: format!("anim_pose.pool_k_{mm}mm.{}", clip.name),
                 value: k as f64,

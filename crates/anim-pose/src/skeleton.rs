@@ -2,7 +2,7 @@
 
 use glam::Mat4;
 
-use crate::{Error, Result, Transform};
+use crate::{Error, Result, SoaTransform, Transform, num_soa_joints, pack_soa};
 
 /// The most joints a skeleton may have.
 ///
@@ -102,6 +102,15 @@ impl Skeleton {
     /// The number of skin joints: the length of a skinning palette.
     pub fn skin_joint_count(&self) -> usize {
         self.skin_joints.len()
+    }
+
+    /// The rest pose in SoA form, `num_soa_joints(joint_count())` elements with identity padding lanes: the
+    /// `rest_pose` that [`crate::BlendingJob`] fills unweighted joints from. Allocates; call it once at setup.
+    pub fn rest_pose_soa(&self) -> Vec<SoaTransform> {
+        let mut out = vec![SoaTransform::IDENTITY; num_soa_joints(self.rest_pose.len())];
+        // The length is right by construction.
+        let _ = pack_soa(&self.rest_pose, &mut out);
+        out
     }
 
     /// The index of the joint named `name`, if any.
@@ -249,6 +258,25 @@ pub(crate) fn check_len(what: &'static str, expected: usize, actual: usize) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The SoA rest pose unpacks to the rest pose, with identity in the padding lanes.
+    #[test]
+    fn rest_pose_soa_packs_the_rest_pose() {
+        let rest: Vec<Transform> = (0..6)
+            .map(|j| Transform {
+                translation: glam::Vec3::new(j as f32, 0.5, -1.0),
+                rotation: glam::Quat::from_rotation_z(0.1 * j as f32),
+                scale: glam::Vec3::splat(1.0 + 0.1 * j as f32),
+            })
+            .collect();
+        let s = Skeleton::from_parents("chain", vec![NO_PARENT, 0, 1, 2, 3, 4], rest.clone()).expect("valid");
+        let soa = s.rest_pose_soa();
+        assert_eq!(soa.len(), num_soa_joints(6));
+        let mut out = vec![Transform::IDENTITY; 8];
+        crate::unpack_soa(&soa, &mut out).expect("sized");
+        assert_eq!(&out[..6], &rest[..]);
+        assert_eq!(&out[6..], &[Transform::IDENTITY; 2]);
+    }
 
     #[test]
     fn from_parents_builds_a_valid_skeleton_or_names_the_fault() {

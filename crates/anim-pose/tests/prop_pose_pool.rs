@@ -15,7 +15,7 @@ use std::f32::consts::TAU;
 use anim_pose::{
     BlendLayer, BlendingJob, Channel, Clip, ClipSlots, CrossfadeRef, ErrorBudget, FrameSpacing, Interpolation,
     LocalToModelJob, Looping, NO_PARENT, PoolClip, PosePool, PosePoolOptions, Property, RuntimeClip,
-    RuntimeClipOptions, SamplingJob, Skeleton, SlotRef, SoaTransform, Transform, num_soa_joints, pack_soa,
+    RuntimeClipOptions, SamplingJob, Skeleton, SlotRef, SoaTransform, Transform, num_soa_joints,
 };
 use glam::{Affine3A, Mat4, Quat, Vec3, Vec4};
 use proptest::prelude::*;
@@ -201,8 +201,8 @@ fn check_bucket(
         return Ok(());
     };
     let (a, b) = (&clips[usize::from(from)], &clips[usize::from(to)]);
-    let mut rest = vec![SoaTransform::IDENTITY; num_soa_joints(JOINTS)];
-    pack_soa(&skeleton.rest_pose, &mut rest).expect("sized");
+    // The skeleton's own SoA rest pose: the buckets blend with the pool's packing of it, so a wrong one fails here.
+    let rest = skeleton.rest_pose_soa();
     for s in 0..slots.slot_count as usize {
         let tb = pool.clip_slot_time(to, s).expect("in range");
         let (local_b, _) = direct(skeleton, b, tb);

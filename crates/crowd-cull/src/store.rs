@@ -21,6 +21,13 @@ use crate::instance::{AnimState, GroupId, Handle, Instance, InstanceDesc, TierSt
 use crate::limits::{MAX_CLUSTER_CAPACITY, MAX_SLOTS};
 
 /// How instances are clustered.
+///
+/// Both values are in the units of the instance positions. Choose `radius` so that a cluster's box, about
+/// `2·radius` across plus one character, is a small part of the view (a few character heights to a few dozen:
+/// the default is 16 for characters about 1.8 units tall, that is metres), and `capacity` near the number of
+/// instances that fit in a circle of that radius at the crowd's density (`π·radius²·density`, rounded to a power
+/// of two): clusters far emptier than their capacity waste slots, fuller ones spill into neighbours. For a model
+/// in other units, scale `radius` by the character's height over 1.8 (a character 173 units tall: about 1,500).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClusterSettings {
     /// `R`: an instance joins a cluster whose centre is within this distance, and is reassigned when it
@@ -32,7 +39,7 @@ pub struct ClusterSettings {
 }
 
 impl Default for ClusterSettings {
-    /// 256 instances within 16 m: a few square metres per person at crowd densities.
+    /// 256 instances within 16 m: a few square metres per person at crowd densities, for positions in metres.
     fn default() -> Self {
         Self {
             radius: 16.0,

@@ -37,8 +37,13 @@ const GRID_OFFSETS: [f32; 2] = [0.0, 0.5];
 /// frames, and an interpolated pose that straddles a frame cuts the corner. Fast motion (a running character's
 /// toes) therefore needs many slots for a millimetre budget.
 ///
-/// Cost: each tried `K` skins the mesh twice per evaluated instance, stopping at the first instance over the
-/// budget; allocation is limited to `max_slots` palettes and two position buffers.
+/// With several meshes (a character's body, head and gear), the answer is the largest of theirs: the smallest
+/// `K` that keeps every mesh within the budget. No mesh at all needs 2 slots.
+///
+/// Cost: a setup-time search, to run once per clip at load or offline and keep `K`. Each tried `K` skins each mesh
+/// twice per evaluated instance (`7 · K` instances per grid offset, stopping at the first over the budget), so it
+/// grows with the vertex count and with the `K` it finds; allocation is limited to `max_slots` palettes and two
+/// position buffers per mesh.
 ///
 /// # Errors
 ///
@@ -52,10 +57,23 @@ const GRID_OFFSETS: [f32; 2] = [0.0, 0.5];
 pub fn slots_for_tolerance(
     skeleton: &Skeleton,
     clip: &RuntimeClip,
-    mesh: &SkinnedMesh,
+    meshes: &[&SkinnedMesh],
     tolerance: f32,
     max_slots: usize,
 ) -> anim_pose::Result<usize> {
+    let mut k = 2;
+    for mesh in meshes {
+        k = k.max(slots_for_mesh(skeleton, clip, mesh, tolerance, max_slots)?);
+    }
+    if meshes.is_empty() {
+        // The argument errors still apply.
+        check_arguments(tolerance, max_slots)?;
+    }
+    Ok(k)
+}
+
+/// [`slots_for_tolerance`]'s arguments: `tolerance` finite and positive, `max_slots` at least 2.
+fn check_arguments(tolerance: f32, max_slots: usize) -> anim_pose::Result<()> {
     if !(tolerance.is_finite() && tolerance > 0.0) {
         return Err(anim_pose::Error::InvalidArgument {
             what: "tolerance",
@@ -68,6 +86,18 @@ pub fn slots_for_tolerance(
             message: format!("is {max_slots}; a pool needs at least 2 slots"),
         });
     }
+    Ok(())
+}
+
+/// [`slots_for_tolerance`] for one mesh.
+fn slots_for_mesh(
+    skeleton: &Skeleton,
+    clip: &RuntimeClip,
+    mesh: &SkinnedMesh,
+    tolerance: f32,
+    max_slots: usize,
+) -> anim_pose::Result<usize> {
+    check_arguments(tolerance, max_slots)?;
     let clip_object = || format!("clip '{}'", clip.name());
     if clip.joint_count() != skeleton.joint_count() {
         return Err(anim_pose::Error::invalid(
@@ -360,23 +390,46 @@ mod tests {
         let skeleton = chain(5);
         let clip = swing(&skeleton, 1.0);
         let mesh = mesh(5);
-        let coarse = slots_for_tolerance(&skeleton, &clip, &mesh, 0.05, 256).expect("reachable");
-        let fine = slots_for_tolerance(&skeleton, &clip, &mesh, 0.005, 256).expect("reachable");
+        let coarse = slots_for_tolerance(&skeleton, &clip, &[&mesh], 0.05, 256).expect("reachable");
+        let fine = slots_for_tolerance(&skeleton, &clip, &[&mesh], 0.005, 256).expect("reachable");
         eprintln!("synthetic chain: K = {coarse} at 5 cm, {fine} at 5 mm");
         assert!(
             fine >= coarse && coarse >= 2,
             "K is not monotone: {coarse} at 5 cm, {fine} at 5 mm"
         );
-        assert!(slots_for_tolerance(&skeleton, &clip, &mesh, 0.0, 16).is_err());
-        assert!(slots_for_tolerance(&skeleton, &clip, &mesh, f32::NAN, 16).is_err());
-        assert!(slots_for_tolerance(&skeleton, &clip, &mesh, 0.01, 1).is_err());
-        let unreachable = slots_for_tolerance(&skeleton, &clip, &mesh, 1e-7, 3).expect_err("too few slots");
+        assert!(slots_for_tolerance(&skeleton, &clip, &[&mesh], 0.0, 16).is_err());
+        assert!(slots_for_tolerance(&skeleton, &clip, &[&mesh], f32::NAN, 16).is_err());
+        assert!(slots_for_tolerance(&skeleton, &clip, &[&mesh], 0.01, 1).is_err());
+        let unreachable = slots_for_tolerance(&skeleton, &clip, &[&mesh], 1e-7, 3).expect_err("too few slots");
         assert!(unreachable.to_string().contains("clip 'swing'"), "{unreachable}");
         let other = chain(6);
-        assert!(slots_for_tolerance(&other, &clip, &mesh, 0.01, 16).is_err());
+        assert!(slots_for_tolerance(&other, &clip, &[&mesh], 0.01, 16).is_err());
         let mut broken = mesh.clone();
         broken.joints[0] = [9, 0, 0, 0];
-        let e = slots_for_tolerance(&skeleton, &clip, &broken, 0.01, 16).expect_err("joint past the skin");
+        let e = slots_for_tolerance(&skeleton, &clip, &[&broken], 0.01, 16).expect_err("joint past the skin");
         assert!(e.to_string().contains("mesh 'sticks'"), "{e}");
+        // Several meshes need the largest of their counts: a copy three times as far from the joints moves three
+        // times as much, and needs more slots for the same budget.
+        let mut far = mesh.clone();
+        far.positions.iter_mut().for_each(|p| *p *= 3.0);
+        let far_k = slots_for_tolerance(&skeleton, &clip, &[&far], 0.05, 256).expect("reachable");
+        assert!(
+            far_k > coarse,
+            "{far_k} slots for the far mesh, {coarse} for the near one"
+        );
+        assert_eq!(
+            slots_for_tolerance(&skeleton, &clip, &[&mesh, &far], 0.05, 256).expect("reachable"),
+            far_k
+        );
+        assert_eq!(
+            slots_for_tolerance(&skeleton, &clip, &[&far, &mesh], 0.05, 256).expect("reachable"),
+            far_k
+        );
+        assert_eq!(
+            slots_for_tolerance(&skeleton, &clip, &[], 0.05, 256).expect("reachable"),
+            2
+        );
+        assert!(slots_for_tolerance(&skeleton, &clip, &[], 0.0, 256).is_err());
+        assert!(slots_for_tolerance(&skeleton, &clip, &[&mesh, &broken], 0.01, 16).is_err());
     }
 }
