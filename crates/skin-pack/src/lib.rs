@@ -4,8 +4,10 @@
 //! render thread.
 //! - [`PaletteEntry`] is the palette entry: a 3×4 affine matrix stored as three row `vec4`s (48 B), declared
 //!   identically in `shaders/palette.wgsl`.
-//! - [`FlattenJob`] writes palettes (`model × inverse bind`, optionally with the instance transform folded in)
-//!   straight into a caller's slice, in parallel, without allocating; [`palette_from_model`] is its plain twin.
+//! - [`FlattenJob`] writes palettes (`root × model × inverse bind`, optionally with the instance transform folded
+//!   in) straight into a caller's slice, in parallel, without allocating; [`palette_from_model`] is its plain twin,
+//!   and [`PoolFlattenJob`] runs it over a pose pool's live slots. Hot loops run an AVX2 + FMA + F16C kernel where
+//!   the CPU has one and the portable twin otherwise (the `portable` feature forces it), with the same bits.
 //! - [`Mat3x4F16`] (24 B) and [`QtF16`] (16 B) are compressed formats with stated, proven error bounds
 //!   ([`F16Format`]), decoded in `shaders/palette_f16.wgsl`.
 //! - [`DirtyTracker`] turns changed slots and instances into coalesced byte ranges; [`FrameExchange`] passes
