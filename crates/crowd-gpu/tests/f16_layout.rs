@@ -2,49 +2,21 @@
 //! `skin_pack::Mat3x4F16` and `skin_pack::QtF16` with naga: struct sizes, member offsets, and the stride of the
 //! storage arrays the renderer binds.
 
+mod common;
+
 use crowd_gpu::shaders::PALETTE_F16;
 
 fn module() -> naga::Module {
-    let source = PALETTE_F16.source;
-    let module = naga::front::wgsl::parse_str(source)
-        .unwrap_or_else(|e| panic!("palette_f16.wgsl does not parse:\n{}", e.emit_to_string(source)));
-    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
-        .validate(&module)
-        .unwrap_or_else(|e| panic!("palette_f16.wgsl does not validate:\n{}", e.emit_to_string(source)));
-    module
+    common::module(&PALETTE_F16)
 }
 
 /// The span and the (offset, type) of each member of the struct named `name`.
 fn struct_layout(module: &naga::Module, name: &str) -> (u32, Vec<(u32, naga::TypeInner)>) {
-    let (_, ty) = module
-        .types
-        .iter()
-        .find(|(_, t)| t.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("palette_f16.wgsl declares {name}"));
-    let naga::TypeInner::Struct { members, span } = &ty.inner else {
-        panic!("{name} is not a struct")
-    };
-    (
-        *span,
-        members
-            .iter()
-            .map(|m| (m.offset, module.types[m.ty].inner.clone()))
-            .collect(),
-    )
+    let (span, members) = common::struct_layout(module, name);
+    (span, members.into_iter().map(|(_, offset, ty)| (offset, ty)).collect())
 }
 
-/// The array stride of the storage global named `name`.
-fn global_stride(module: &naga::Module, name: &str) -> u32 {
-    let (_, var) = module
-        .global_variables
-        .iter()
-        .find(|(_, v)| v.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("palette_f16.wgsl declares {name}"));
-    let naga::TypeInner::Array { stride, .. } = module.types[var.ty].inner else {
-        panic!("{name} is not an array")
-    };
-    stride
-}
+use common::global_stride;
 
 const VEC2_U32: naga::TypeInner = naga::TypeInner::Vector {
     size: naga::VectorSize::Bi,

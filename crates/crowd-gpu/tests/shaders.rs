@@ -1,22 +1,15 @@
 //! Validates every WGSL shader with naga, checks that the registry matches `shaders/`, and checks the GPU
 //! layout of shared structs against their Rust twins.
 
-use crowd_gpu::shaders::{ALL, PALETTE};
+mod common;
 
-fn parse(file: &str, source: &str) -> naga::Module {
-    let module = naga::front::wgsl::parse_str(source)
-        .unwrap_or_else(|e| panic!("{file} does not parse:\n{}", e.emit_to_string(source)));
-    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
-        .validate(&module)
-        .unwrap_or_else(|e| panic!("{file} does not validate:\n{}", e.emit_to_string(source)));
-    module
-}
+use crowd_gpu::shaders::{ALL, PALETTE};
 
 #[test]
 fn every_shader_parses_and_validates() {
     assert!(!ALL.is_empty(), "no shaders are registered");
     for s in ALL {
-        parse(s.file, s.source);
+        common::module(s);
     }
 }
 
@@ -42,24 +35,17 @@ fn registry_matches_the_shader_folder() {
 
 #[test]
 fn palette_entry_matches_skin_pack() {
-    let module = parse(PALETTE.file, PALETTE.source);
-    let (_, ty) = module
-        .types
-        .iter()
-        .find(|(_, t)| t.name.as_deref() == Some("PaletteEntry"))
-        .expect("palette.wgsl declares PaletteEntry");
-    let naga::TypeInner::Struct { members, span } = &ty.inner else {
-        panic!("PaletteEntry is not a struct")
-    };
+    let module = common::module(&PALETTE);
+    let (span, members) = common::struct_layout(&module, "PaletteEntry");
     assert_eq!(
-        *span as usize,
+        span as usize,
         size_of::<skin_pack::PaletteEntry>(),
         "PaletteEntry size differs between WGSL and Rust"
     );
-    assert_eq!(*span as usize, skin_pack::PALETTE_ENTRY_SIZE);
+    assert_eq!(span as usize, skin_pack::PALETTE_ENTRY_SIZE);
     assert_eq!(members.len(), 1);
-    assert_eq!(members[0].offset, 0);
-    let naga::TypeInner::Array { stride, size, .. } = module.types[members[0].ty].inner else {
+    assert_eq!(members[0].1, 0);
+    let naga::TypeInner::Array { stride, size, .. } = members[0].2 else {
         panic!("PaletteEntry.rows is not an array")
     };
     assert_eq!(stride, 16, "each row is one vec4<f32>");

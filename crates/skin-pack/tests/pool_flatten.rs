@@ -1,73 +1,34 @@
 //! `PoolFlattenJob` writes each live pose-pool slot's skinning palette at `PaletteBinding::palette_entries(slot)`,
-//! on a skeleton whose skin leaves joints out (so the pool's stride, `joint_count`, differs from the palettes',
+//! on the default character with a skin that leaves joints out (so the pool's stride, `joint_count`, differs from the palettes',
 //! `skin_joint_count`), leaves every other slot alone, and allocates nothing after warm-up.
 //!
 //! This file holds a counting global allocator; its tests run the allocation check inside one test.
 
 use std::alloc::System;
 
-use anim_pose::{
-    Channel, Clip, ErrorBudget, Interpolation, Looping, NO_PARENT, PoolClip, PosePool, PosePoolOptions, Property,
-    RuntimeClip, RuntimeClipOptions, Skeleton, Transform,
-};
-use glam::{Affine3A, Mat4, Quat, Vec3, Vec3A, Vec4};
+use anim_pose::{NO_PARENT, PoolClip, PosePool, PosePoolOptions, RuntimeClip, RuntimeClipOptions, Skeleton, Transform};
+use glam::{Affine3A, Vec3A};
 use skin_pack::{Error, PaletteBinding, PaletteEntry, PaletteFormat, PoolFlattenJob, palette_from_model};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
-const JOINTS: usize = 7;
-
-/// Seven joints, of which the skin uses four, out of order, with non-trivial inverse bind matrices.
-fn skeleton() -> Skeleton {
-    let rest = Transform {
-        translation: Vec3::new(0.0, 0.5, 0.1),
-        ..Transform::IDENTITY
-    };
-    let mut s = Skeleton::from_parents("partial skin", vec![NO_PARENT, 0, 1, 2, 1, 4, 5], vec![rest; JOINTS])
-        .expect("a valid skeleton");
-    s.skin_joints = vec![6, 1, 3, 0];
-    s.inverse_bind_matrices = (0..4)
-        .map(|k| Mat4::from_translation(Vec3::new(0.1 * k as f32, -0.5 * k as f32, 0.0)))
+/// The default character's skeleton with a skin of every other joint, in reverse order (so the pool's stride,
+/// `joint_count`, differs from the palettes', `skin_joint_count`), and its runtime clips.
+fn partial_skin() -> (Skeleton, Vec<RuntimeClip>) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/crowd_character.glb");
+    let model = anim_pose::import_file(path).expect("the default character imports");
+    let mut skeleton = model.skeletons[0].clone();
+    let keep: Vec<usize> = (0..skeleton.skin_joints.len()).step_by(2).rev().collect();
+    skeleton.skin_joints = keep.iter().map(|&k| skeleton.skin_joints[k]).collect();
+    skeleton.inverse_bind_matrices = keep.iter().map(|&k| skeleton.inverse_bind_matrices[k]).collect();
+    let clips = model
+        .clips_for(0)
+        .take(2)
+        .map(|c| RuntimeClip::build(c, &skeleton, &RuntimeClipOptions::default()).expect("builds"))
         .collect();
-    s
-}
-
-/// A looping clip that swings every joint with phase `offset`.
-fn clip(skeleton: &Skeleton, name: &str, duration: f32, offset: f32) -> RuntimeClip {
-    let times: Vec<f32> = (0..9).map(|k| k as f32 * duration / 8.0).collect();
-    let channels = (0..JOINTS)
-        .map(|j| Channel {
-            joint: j as u16,
-            property: Property::Rotation,
-            interpolation: Interpolation::Linear,
-            times: times.clone(),
-            values: times
-                .iter()
-                .map(|t| {
-                    let angle = 0.5 * (std::f32::consts::TAU * t / duration + offset + j as f32).sin();
-                    Vec4::from(Quat::from_axis_angle(Vec3::new(1.0, j as f32, 0.5).normalize(), angle))
-                })
-                .collect(),
-        })
-        .collect();
-    let clip = Clip {
-        name: name.into(),
-        animation: 0,
-        skeleton: 0,
-        duration,
-        channels,
-    };
-    let options = RuntimeClipOptions {
-        looping: Looping::Yes,
-        budget: ErrorBudget {
-            translation: 1e-2,
-            rotation: 1e-2,
-        },
-        ..RuntimeClipOptions::default()
-    };
-    RuntimeClip::build(&clip, skeleton, &options).expect("the clip builds")
+    (skeleton, clips)
 }
 
 /// A recognisable entry that no palette of the test has.
@@ -75,11 +36,10 @@ const UNTOUCHED: PaletteEntry = PaletteEntry { rows: [[7.0; 4]; 3] };
 
 #[test]
 fn live_slots_land_at_their_palette_entries_and_nothing_else_is_written() {
-    let skeleton = skeleton();
+    let (skeleton, clips) = partial_skin();
     let binding = PaletteBinding::new(&skeleton).expect("binds");
     let (j, s) = (binding.joint_count(), binding.skin_joint_count());
     assert_ne!(j, s, "the test needs a skin that leaves joints out");
-    let clips = [clip(&skeleton, "walk", 1.0, 0.0), clip(&skeleton, "run", 0.6, 1.0)];
     let pool_clips = [
         PoolClip {
             clip: &clips[0],

@@ -1,0 +1,49 @@
+//! Shared helpers of crowd-gpu's shader tests: parse and validate a WGSL module with naga, and read a struct's
+//! layout or a storage array's stride from it.
+
+#![allow(dead_code, reason = "each test file uses a different subset")]
+
+use crowd_gpu::shaders::ShaderSource;
+
+/// `shader` parsed and validated with every check and no extra capability; panics with naga's report otherwise.
+pub fn module(shader: &ShaderSource) -> naga::Module {
+    let (file, source) = (shader.file, shader.source);
+    let module = naga::front::wgsl::parse_str(source)
+        .unwrap_or_else(|e| panic!("{file} does not parse:\n{}", e.emit_to_string(source)));
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{file} does not validate:\n{}", e.emit_to_string(source)));
+    module
+}
+
+/// The span of the struct named `name`, and each member's name, offset and type.
+pub fn struct_layout(module: &naga::Module, name: &str) -> (u32, Vec<(Option<String>, u32, naga::TypeInner)>) {
+    let (_, ty) = module
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("the module declares {name}"));
+    let naga::TypeInner::Struct { members, span } = &ty.inner else {
+        panic!("{name} is not a struct")
+    };
+    (
+        *span,
+        members
+            .iter()
+            .map(|m| (m.name.clone(), m.offset, module.types[m.ty].inner.clone()))
+            .collect(),
+    )
+}
+
+/// The array stride of the storage global named `name`.
+pub fn global_stride(module: &naga::Module, name: &str) -> u32 {
+    let (_, var) = module
+        .global_variables
+        .iter()
+        .find(|(_, v)| v.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("the module declares {name}"));
+    let naga::TypeInner::Array { stride, .. } = module.types[var.ty].inner else {
+        panic!("{name} is not an array")
+    };
+    stride
+}
