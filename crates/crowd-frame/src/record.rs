@@ -138,18 +138,27 @@ impl InstanceRecord {
             }
             RecordAnim::Unique { palette } => (0.0, palette),
         };
-        let q = q / length;
+        Ok(Self::pack(position, Quat::from_vec4(q / length), scale, fraction, anim, tint))
+    }
+
+    /// Packs values that [`InstanceRecord::new`]'s rules already hold for: `rotation` of unit length (within
+    /// 1e-3), `scale` within [`SCALE_MIN`]`..=`[`SCALE_MAX`], `fraction` and `tint` within `[0, 1]`, everything
+    /// finite. The frame packer calls it with values checked once where they entered the crowd; out-of-range
+    /// values give a wrong record, never a panic.
+    #[inline]
+    pub(crate) fn pack(position: Vec3, rotation: Quat, scale: f32, fraction: f32, anim: u32, tint: Vec4) -> Self {
+        let q = Vec4::from(rotation);
         let q = if q.w < 0.0 { -q } else { q };
         let snorm = |x: f32| u32::from((x * 32767.0).round() as i16 as u16);
         let unorm16 = |x: f32| (x * 65535.0).round() as u32;
         let unorm8 = |x: f32| (x * 255.0).round() as u32;
-        Ok(Self {
+        Self {
             position: position.to_array(),
             scale_fraction: u32::from(f16::from_f32(scale).to_bits()) | (unorm16(fraction) << 16),
             rotation: [snorm(q.x) | (snorm(q.y) << 16), snorm(q.z) | (snorm(q.w) << 16)],
             anim,
             tint: unorm8(tint.x) | (unorm8(tint.y) << 8) | (unorm8(tint.z) << 16) | (unorm8(tint.w) << 24),
-        })
+        }
     }
 
     /// The record's values computed line for line as `shaders/instance_record.wgsl` does.

@@ -1,0 +1,263 @@
+//! [`Character`]: one skeleton with its runtime clips, pool slot counts, animated bounds, skin binding and LOD
+//! index ranges, built once and shared by every crowd of it.
+
+use anim_pose::{Model, RuntimeClip, RuntimeClipOptions, Skeleton, SkinnedMesh};
+use crowd_cull::Aabb;
+use skin_pack::PaletteBinding;
+
+use crate::{Error, Result};
+
+/// A clip of a [`Character`]: its index in [`Character::clips`].
+///
+/// This is the crate's one clip id space. The same number is the clip's pose-pool track
+/// (`anim_pose::PosePool` builds its clips in this order), its index in the crowd group's
+/// `crowd_cull::GroupDesc::clip_bounds`, and `crowd_cull::AnimState::clip` of every instance playing it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct ClipId(pub u16);
+
+/// The index range of one LOD in the renderer's index buffer of the character: what
+/// `wgpu::RenderPass::draw_indexed_indirect` takes besides the instance range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct LodRange {
+    /// The first index.
+    pub first_index: u32,
+    /// The number of indices.
+    pub index_count: u32,
+    /// The value added to each index before it reads a vertex.
+    pub base_vertex: i32,
+}
+
+/// How [`Character::from_model`] picks each clip's number of pose-pool slots `K`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SlotCount {
+    /// The same `K` (at least 2) for every clip.
+    Fixed(usize),
+    /// The smallest `K` (up to `max_slots`) that keeps every vertex within `tolerance` of the exact pose, in the
+    /// model's world units: `skin_pack::slots_for_tolerance`, a setup-time search that skins the meshes many times
+    /// per clip, so keep the result rather than rebuilding at every load.
+    Tolerance {
+        /// The vertex displacement budget.
+        tolerance: f32,
+        /// The most slots a clip may get.
+        max_slots: usize,
+    },
+}
+
+/// Options of [`Character::from_model`].
+#[derive(Clone, Copy, Debug)]
+pub struct CharacterOptions {
+    /// How clips are resampled into runtime clips. Crowds usually want in-place clips (the game moves instances),
+    /// so consider extracting root motion.
+    pub clip: RuntimeClipOptions,
+    /// The pool slot counts. Default `Fixed(32)`.
+    pub slots: SlotCount,
+}
+
+impl Default for CharacterOptions {
+    fn default() -> Self {
+        Self {
+            clip: RuntimeClipOptions::default(),
+            slots: SlotCount::Fixed(32),
+        }
+    }
+}
+
+/// Everything about one character that does not change per frame: the skeleton, its runtime clips in
+/// [`ClipId`] order, each clip's pose-pool slot count and animated bounds, the palette binding of its skin, and
+/// the index range of each LOD.
+///
+/// A [`CrowdFrame`](crate::CrowdFrame) borrows its character (the pose pool borrows the skeleton and clips), so
+/// the character outlives the frame; several frames may share one.
+#[derive(Debug)]
+pub struct Character {
+    skeleton: Skeleton,
+    clips: Vec<RuntimeClip>,
+    slots: Vec<usize>,
+    clip_bounds: Vec<Aabb>,
+    lods: Vec<LodRange>,
+    binding: PaletteBinding,
+}
+
+impl Character {
+    /// A character from its parts. `slots`, `clip_bounds` and `clips` are parallel (one entry per clip); `lods`
+    /// holds at least one LOD, finest first.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::Invalid`] naming the argument when the lengths differ, there are no clips or LODs, there are more
+    ///   than `u16::MAX` clips, a clip is built for another joint count, or a box is not valid;
+    /// - [`Error::Palette`] when the skeleton's skin does not bind ([`PaletteBinding::new`]).
+    pub fn new(
+        skeleton: Skeleton,
+        clips: Vec<RuntimeClip>,
+        slots: Vec<usize>,
+        clip_bounds: Vec<Aabb>,
+        lods: Vec<LodRange>,
+    ) -> Result<Self> {
+        if clips.is_empty() || clips.len() >= usize::from(u16::MAX) {
+            return Err(Error::invalid(
+                "character clips",
+                format!("there are {}; a crowd needs 1 to {}", clips.len(), u16::MAX - 1),
+            ));
+        }
+        if slots.len() != clips.len() || clip_bounds.len() != clips.len() {
+            return Err(Error::invalid(
+                "character slots and clip bounds",
+                format!(
+                    "{} slot counts and {} boxes for {} clips; give one of each per clip",
+                    slots.len(),
+                    clip_bounds.len(),
+                    clips.len()
+                ),
+            ));
+        }
+        for (i, clip) in clips.iter().enumerate() {
+            if clip.joint_count() != skeleton.joint_count() {
+                return Err(Error::invalid(
+                    format!("character clip {i} ('{}')", clip.name()),
+                    format!(
+                        "animates {} joints; the skeleton has {}",
+                        clip.joint_count(),
+                        skeleton.joint_count()
+                    ),
+                ));
+            }
+            if !clip_bounds[i].is_valid() {
+                return Err(Error::invalid(
+                    format!("character clip {i} ('{}') bounds", clip.name()),
+                    "are not a finite box with min <= max",
+                ));
+            }
+        }
+        if lods.is_empty() {
+            return Err(Error::invalid("character LODs", "there are none; give at least LOD 0"));
+        }
+        let binding = PaletteBinding::new(&skeleton)?;
+        Ok(Self {
+            skeleton,
+            clips,
+            slots,
+            clip_bounds,
+            lods,
+            binding,
+        })
+    }
+
+    /// Builds skeleton `skeleton` of `model` with every clip that animates it (in model order), the meshes bound
+    /// to it, their animated bounds per clip (`skin_pack::animated_bounds`, in instance space), the slot counts of
+    /// `options`, and one LOD covering all those meshes.
+    ///
+    /// The LOD's index range assumes the renderer's index buffer holds the skeleton's meshes one after another in
+    /// model order, each mesh's indices rebased to its first vertex: `first_index = 0`, `index_count` the sum of
+    /// their index counts, `base_vertex = 0`. A renderer that builds simplified LODs sets its own with
+    /// [`Character::with_lods`].
+    ///
+    /// Allocates and runs setup-time searches; call it at load.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] when `skeleton` is out of range, no clip animates it or no mesh is bound to it, and the
+    /// errors of runtime clip building, bounds, slot search and [`Character::new`], naming the clip or mesh.
+    pub fn from_model(model: &Model, skeleton: usize, options: &CharacterOptions) -> Result<Self> {
+        let sk = model.skeletons.get(skeleton).ok_or_else(|| {
+            Error::invalid(
+                "character skeleton",
+                format!("index {skeleton} is past the model's {} skeletons", model.skeletons.len()),
+            )
+        })?;
+        let mut mesh_indices: Vec<usize> = model
+            .bindings
+            .iter()
+            .filter(|b| b.skeleton == skeleton)
+            .flat_map(|b| b.meshes.clone())
+            .collect();
+        mesh_indices.sort_unstable();
+        mesh_indices.dedup();
+        let meshes: Vec<&SkinnedMesh> = mesh_indices.iter().map(|&m| &model.meshes[m]).collect();
+        if meshes.is_empty() {
+            return Err(Error::invalid(
+                format!("character skeleton {skeleton} ('{}')", sk.name),
+                "no mesh is bound to it",
+            ));
+        }
+        let mut clips = Vec::new();
+        for clip in model.clips_for(skeleton) {
+            clips.push(RuntimeClip::build(clip, sk, &options.clip)?);
+        }
+        if clips.is_empty() {
+            return Err(Error::invalid(
+                format!("character skeleton {skeleton} ('{}')", sk.name),
+                "no clip animates it",
+            ));
+        }
+        let mut slots = Vec::with_capacity(clips.len());
+        let mut clip_bounds = Vec::with_capacity(clips.len());
+        for clip in &clips {
+            let b = skin_pack::animated_bounds(sk, clip, &meshes)?;
+            clip_bounds.push(Aabb::new(b.min, b.max));
+            slots.push(match options.slots {
+                SlotCount::Fixed(k) => k,
+                SlotCount::Tolerance { tolerance, max_slots } => {
+                    skin_pack::slots_for_tolerance(sk, clip, &meshes, tolerance, max_slots)?
+                }
+            });
+        }
+        let index_count: usize = meshes.iter().map(|m| m.indices.len()).sum();
+        let index_count = u32::try_from(index_count)
+            .map_err(|_| Error::invalid("character meshes", format!("{index_count} indices do not fit in u32")))?;
+        let lods = vec![LodRange {
+            first_index: 0,
+            index_count,
+            base_vertex: 0,
+        }];
+        Self::new(sk.clone(), clips, slots, clip_bounds, lods)
+    }
+
+    /// The same character with other LODs (finest first, at least one).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] when `lods` is empty.
+    pub fn with_lods(mut self, lods: Vec<LodRange>) -> Result<Self> {
+        if lods.is_empty() {
+            return Err(Error::invalid("character LODs", "there are none; give at least LOD 0"));
+        }
+        self.lods = lods;
+        Ok(self)
+    }
+
+    /// The skeleton.
+    pub fn skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    /// The runtime clips, indexed by [`ClipId`].
+    pub fn clips(&self) -> &[RuntimeClip] {
+        &self.clips
+    }
+
+    /// The clip named `name`, if any.
+    pub fn clip_id(&self, name: &str) -> Option<ClipId> {
+        self.clips.iter().position(|c| c.name() == name).map(|i| ClipId(i as u16))
+    }
+
+    /// Each clip's number of pose-pool slots.
+    pub fn slots(&self) -> &[usize] {
+        &self.slots
+    }
+
+    /// Each clip's animated bounds, in instance space.
+    pub fn clip_bounds(&self) -> &[Aabb] {
+        &self.clip_bounds
+    }
+
+    /// The LOD index ranges, finest first.
+    pub fn lods(&self) -> &[LodRange] {
+        &self.lods
+    }
+
+    /// The palette binding of the skin.
+    pub fn binding(&self) -> &PaletteBinding {
+        &self.binding
+    }
+}

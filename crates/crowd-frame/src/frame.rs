@@ -1,0 +1,753 @@
+//! [`CrowdFrame`]: a crowd's simulation-side state, its instance API, and the frame step that publishes packets.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anim_pose::{
+    BlendLayer, BlendingJob, LocalToModelJob, PoolClip, PosePool, PosePoolOptions, SamplingJob, SlotRef,
+    SoaTransform, num_soa_joints,
+};
+use crowd_cull::{
+    AnimState, ClusterSettings, CullOutput, CullingCache, CullingJob, GroupDesc, GroupId, Handle, InstanceDesc,
+    InstanceStore, MaintainBudget, Tier,
+};
+use glam::{Affine3A, Quat, Vec3, Vec4};
+use rayon::prelude::*;
+use skin_pack::{FlattenCache, FlattenJob, FrameExchange, Overrun, PaletteEntry, PaletteFormat, PoolFlattenJob};
+
+use crate::anim::{Spawn, clip_time, start_for, switch};
+use crate::character::{Character, ClipId};
+use crate::packet::{FrameCamera, Packet};
+use crate::pack::{PackInput, pack_frame};
+use crate::record::{SCALE_MAX, SCALE_MIN};
+use crate::{Error, Result};
+
+/// The blending threshold of unique crossfades: the two weights sum to one, so any value below one works.
+const BLEND_THRESHOLD: f32 = 0.1;
+
+/// Marks a record whose instance is not unique in [`CrowdFrame`]'s per-record unique index.
+pub(crate) const NOT_UNIQUE: u32 = u32::MAX;
+
+/// How a [`CrowdFrame`] tiers, animates and hands over its crowd.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameSettings {
+    /// The store's clusters, in the positions' units (see `crowd_cull::ClusterSettings`).
+    pub cluster: ClusterSettings,
+    /// Screen-size thresholds between LODs: one fewer than the character's LODs (`crowd_cull::GroupDesc`).
+    pub lod_thresholds: Vec<f32>,
+    /// Screen-size thresholds below which an instance is pooled, baked, VAT. Default `[0.3, 0.1, 0.02]`: with a
+    /// 60° lens, a 1.8 m character is unique within about 6 m, pooled to 17 m and baked to 90 m.
+    pub tier_thresholds: [f32; 3],
+    /// Screen-size thresholds of the update-rate divisors 2, 4 and 8. Default `[0.2, 0.05, 0.01]`. The frame
+    /// animates every visible instance every frame (pooled instances cost nothing per frame, and unique ones are
+    /// few), so only a renderer that interpolates reads them.
+    pub rate_thresholds: [f32; 3],
+    /// The tier hysteresis band. Default 0.1.
+    pub hysteresis: f32,
+    /// The pose pool: crossfade levels and buckets.
+    pub pool: PosePoolOptions,
+    /// The most unique palettes per frame. Unique-tier instances past it (in visible-list order) are packed as
+    /// pooled, in a second draw. Default 256.
+    pub max_unique: usize,
+    /// The store's per-frame cluster upkeep.
+    pub maintain: MaintainBudget,
+    /// Packets in the exchange: 2 or 3. Default 2.
+    pub packets: usize,
+    /// What the step does when the render thread holds every packet. Default [`Overrun::Wait`].
+    pub overrun: Overrun,
+    /// Write palettes with streaming stores (see `skin_pack::FlattenJob::streaming`). Default `false`.
+    pub streaming: bool,
+}
+
+impl Default for FrameSettings {
+    fn default() -> Self {
+        Self {
+            cluster: ClusterSettings::default(),
+            lod_thresholds: Vec::new(),
+            tier_thresholds: [0.3, 0.1, 0.02],
+            rate_thresholds: [0.2, 0.05, 0.01],
+            hysteresis: 0.1,
+            pool: PosePoolOptions::default(),
+            max_unique: 256,
+            maintain: MaintainBudget::default(),
+            packets: 2,
+            overrun: Overrun::Wait,
+            streaming: false,
+        }
+    }
+}
+
+/// A crossfade in progress: which instance, the state it was started with, and its timing.
+#[derive(Clone, Copy, Debug)]
+struct Fade {
+    handle: Handle,
+    /// The clip faded to and the `start_time` the fade began with; a later switch changes them, which retires
+    /// this entry.
+    to: u32,
+    start_time: f32,
+    /// The clock time at which the weight is 0, and the fade's length.
+    fade_start: f32,
+    duration: f32,
+}
+
+/// The simulation side of one crowd of one [`Character`]: the instance store, the pose pool and its crossfade
+/// buckets, the culling caches, the per-record scratch, and the [`FrameExchange`] of [`Packet`]s.
+///
+/// The game changes instances through the methods below (they apply at once, in O(1) each, or in parallel for
+/// bulk moves), then calls [`CrowdFrame::step`] once per frame. The render thread reads packets from
+/// [`CrowdFrame::exchange`].
+///
+/// # Allocation
+///
+/// Construction sizes everything for the character and the settings. Adding instances grows the store and the
+/// per-record buffers (allocating); after that, `step` and the per-instance changes do not allocate, and neither
+/// does the render thread's side of the exchange (`tests/two_threads.rs` proves both with a counting
+/// allocator). Rayon allocates a small block once every 63 entries from a thread outside its pool: run the
+/// simulation loop inside `rayon::ThreadPool::install` where no allocation may happen.
+pub struct CrowdFrame<'a, F: PaletteFormat = PaletteEntry> {
+    character: &'a Character,
+    settings: FrameSettings,
+    store: InstanceStore,
+    group: GroupId,
+    pool: PosePool<'a>,
+    cache: CullingCache,
+    cull: CullOutput,
+    time: f32,
+    fades: Vec<Fade>,
+    /// Per record of the frame: the pool track and time it maps, its slot ref, and its unique index or
+    /// [`NOT_UNIQUE`]. Sized by the live instance count.
+    tracks: Vec<u16>,
+    times: Vec<f32>,
+    refs: Vec<SlotRef>,
+    unique_of: Vec<u32>,
+    /// The store slot of each unique instance of the frame; `max_unique` long.
+    unique_slots: Vec<u32>,
+    unique_count: usize,
+    /// Per unique instance: three local poses (the clip, the fade target, the blend) and the model pose.
+    unique_local: Vec<SoaTransform>,
+    unique_model: Vec<Affine3A>,
+    rest: Vec<SoaTransform>,
+    exchange: Arc<FrameExchange<Packet<F>>>,
+    spawn_scratch: Vec<InstanceDesc>,
+}
+
+impl<F: PaletteFormat> std::fmt::Debug for CrowdFrame<'_, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CrowdFrame")
+            .field("format", &F::NAME)
+            .field("instances", &self.store.len())
+            .field("time", &self.time)
+            .field("fades", &self.fades.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
+    /// An empty crowd of `character`, with its pose pool, culling group and exchange.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::Invalid`] when the LOD thresholds do not match the character's LODs, `max_unique` is 0 or
+    ///   above `u32::MAX` palettes of entries, or the packet count does not suit the overrun policy;
+    /// - [`Error::Cull`] for invalid cluster settings or thresholds, [`Error::Pose`] for pool options or slot
+    ///   counts the pool rejects, [`Error::Palette`] for the exchange.
+    pub fn new(character: &'a Character, settings: FrameSettings) -> Result<Self> {
+        if settings.lod_thresholds.len() + 1 != character.lods().len() {
+            return Err(Error::invalid(
+                "FrameSettings::lod_thresholds",
+                format!(
+                    "has {} thresholds for a character of {} LODs; give one fewer than the LODs",
+                    settings.lod_thresholds.len(),
+                    character.lods().len()
+                ),
+            ));
+        }
+        let s = character.binding().skin_joint_count();
+        if settings.max_unique == 0 || settings.max_unique.saturating_mul(s.max(1)) > u32::MAX as usize {
+            return Err(Error::invalid(
+                "FrameSettings::max_unique",
+                format!("is {}; it must be at least 1, and its palettes index with u32", settings.max_unique),
+            ));
+        }
+        let mut store = InstanceStore::new(settings.cluster)?;
+        let group = store.add_group(GroupDesc {
+            mesh: 0,
+            material: 0,
+            clip_bounds: character.clip_bounds().to_vec(),
+            lod_thresholds: settings.lod_thresholds.clone(),
+            tier_thresholds: settings.tier_thresholds,
+            rate_thresholds: settings.rate_thresholds,
+            hysteresis: settings.hysteresis,
+        })?;
+        let pool_clips: Vec<PoolClip<'a>> = character
+            .clips()
+            .iter()
+            .zip(character.slots())
+            .map(|(clip, &slots)| PoolClip { clip, slots })
+            .collect();
+        let pool = PosePool::new(character.skeleton(), &pool_clips, &settings.pool)?;
+        let packets = (0..settings.packets)
+            .map(|_| {
+                Packet::new(
+                    s,
+                    pool.slot_count(),
+                    settings.max_unique,
+                    character.lods().len(),
+                    pool.max_crossfade_buckets(),
+                )
+            })
+            .collect();
+        let exchange = Arc::new(FrameExchange::new(packets, settings.overrun)?);
+        let skeleton = character.skeleton();
+        let (j, soa) = (skeleton.joint_count(), num_soa_joints(skeleton.joint_count()));
+        let max_unique = settings.max_unique;
+        Ok(Self {
+            character,
+            store,
+            group,
+            pool,
+            cache: CullingCache::new(),
+            cull: CullOutput::new(),
+            time: 0.0,
+            fades: Vec::new(),
+            tracks: Vec::new(),
+            times: Vec::new(),
+            refs: Vec::new(),
+            unique_of: Vec::new(),
+            unique_slots: vec![0; max_unique],
+            unique_count: 0,
+            unique_local: vec![SoaTransform::IDENTITY; max_unique * 3 * soa],
+            unique_model: vec![Affine3A::IDENTITY; max_unique * j],
+            rest: skeleton.rest_pose_soa(),
+            exchange,
+            spawn_scratch: Vec::new(),
+            settings,
+        })
+    }
+
+    /// The exchange the render thread reads packets from (a shared handle; clone it to the render thread).
+    pub fn exchange(&self) -> &Arc<FrameExchange<Packet<F>>> {
+        &self.exchange
+    }
+
+    /// The character.
+    pub fn character(&self) -> &'a Character {
+        self.character
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &FrameSettings {
+        &self.settings
+    }
+
+    /// The instance store (read-only: change instances through the frame, which validates what the packer
+    /// relies on).
+    pub fn store(&self) -> &InstanceStore {
+        &self.store
+    }
+
+    /// The crowd's draw group in the store.
+    pub fn group(&self) -> GroupId {
+        self.group
+    }
+
+    /// The pose pool, as of the last step.
+    pub fn pool(&self) -> &PosePool<'a> {
+        &self.pool
+    }
+
+    /// The culling output of the last step: the visible slots, list after list.
+    pub fn cull_output(&self) -> &CullOutput {
+        &self.cull
+    }
+
+    /// The animation clock, in seconds: the sum of the steps' `dt`.
+    pub fn time(&self) -> f32 {
+        self.time
+    }
+
+    /// The number of live instances.
+    pub fn len(&self) -> usize {
+        self.store.len()
+    }
+
+    /// True when the crowd has no instance.
+    pub fn is_empty(&self) -> bool {
+        self.store.is_empty()
+    }
+
+    /// The per-record pool tracks and times of the last step (for the plain reference and tests).
+    pub fn pool_inputs(&self) -> (&[u16], &[f32]) {
+        let n = self.cull.indices().len();
+        (&self.tracks[..n], &self.times[..n])
+    }
+
+    /// Checks one spawn and turns it into the store's description.
+    fn describe(&self, i: usize, s: &Spawn) -> Result<InstanceDesc> {
+        let what = |field: &str| format!("spawn {i} {field}");
+        if usize::from(s.clip.0) >= self.character.clips().len() {
+            return Err(Error::invalid(
+                what("clip"),
+                format!("is {}; the character has {} clips", s.clip.0, self.character.clips().len()),
+            ));
+        }
+        if !(SCALE_MIN..=SCALE_MAX).contains(&s.scale) {
+            return Err(Error::invalid(
+                what("scale"),
+                format!("is {}; it must be within {SCALE_MIN}..={SCALE_MAX}", s.scale),
+            ));
+        }
+        check_tint(&what("tint"), s.tint)?;
+        if !(s.time.is_finite() && s.speed.is_finite()) {
+            return Err(Error::invalid(what("time and speed"), "must be finite"));
+        }
+        Ok(InstanceDesc {
+            position: s.position,
+            rotation: s.rotation,
+            scale: s.scale,
+            anim: AnimState {
+                start_time: start_for(s.time, s.speed, self.time),
+                speed: s.speed,
+                ..AnimState::clip(u32::from(s.clip.0))
+            },
+            custom: s.tint,
+            flags: 0,
+        })
+    }
+
+    /// Adds one instance.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] naming the field of a bad spawn (see [`Spawn`]), [`Error::Cull`] for what the store
+    /// rejects (a non-finite position, a rotation far from unit length). Nothing changes on error.
+    pub fn add(&mut self, spawn: &Spawn) -> Result<Handle> {
+        let mut handle = [Handle::default()];
+        self.add_many(std::slice::from_ref(spawn), &mut handle)?;
+        Ok(handle[0])
+    }
+
+    /// Adds `spawns`, writing their handles to `handles` (as long). Grows the per-record buffers.
+    ///
+    /// # Errors
+    ///
+    /// As [`CrowdFrame::add`], naming the spawn by index; [`Error::Invalid`] when the lengths differ. Nothing
+    /// changes on error.
+    pub fn add_many(&mut self, spawns: &[Spawn], handles: &mut [Handle]) -> Result<()> {
+        if spawns.len() != handles.len() {
+            return Err(Error::invalid(
+                "add_many handles",
+                format!("{} handles for {} spawns", handles.len(), spawns.len()),
+            ));
+        }
+        let mut descs = std::mem::take(&mut self.spawn_scratch);
+        descs.clear();
+        let described = spawns.iter().enumerate().try_for_each(|(i, s)| {
+            descs.push(self.describe(i, s)?);
+            Ok::<(), Error>(())
+        });
+        let added = described.and_then(|()| Ok(self.store.add_many(self.group, &descs, handles)?));
+        self.spawn_scratch = descs;
+        added?;
+        self.grow();
+        Ok(())
+    }
+
+    /// Sizes the per-record buffers for the live instance count (every instance visible), once per growth.
+    fn grow(&mut self) {
+        let n = self.store.len();
+        if self.tracks.len() < n {
+            self.tracks.resize(n, 0);
+            self.times.resize(n, 0.0);
+            self.refs.resize(n, SlotRef::default());
+            self.unique_of.resize(n, NOT_UNIQUE);
+        }
+        if self.fades.capacity() < n {
+            self.fades.reserve(n - self.fades.len());
+        }
+    }
+
+    /// Removes an instance; its handle goes stale.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Cull`] for a stale handle.
+    pub fn remove(&mut self, handle: Handle) -> Result<()> {
+        Ok(self.store.remove(handle)?)
+    }
+
+    /// Moves an instance.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Cull`] for a stale handle or a non-finite position; nothing changes then.
+    pub fn set_position(&mut self, handle: Handle, position: Vec3) -> Result<()> {
+        Ok(self.store.set_position(handle, position)?)
+    }
+
+    /// Moves many instances at once (in parallel when there are many).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Cull`] naming the bad handle or position; nothing changes then.
+    pub fn set_positions(&mut self, handles: &[Handle], positions: &[Vec3]) -> Result<()> {
+        Ok(self.store.set_positions(handles, positions)?)
+    }
+
+    /// Moves and turns an instance.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Cull`] for a stale handle, a non-finite position or a rotation far from unit length.
+    pub fn set_transform(&mut self, handle: Handle, position: Vec3, rotation: Quat) -> Result<()> {
+        let mut desc = self.store.get(handle)?.desc;
+        desc.position = position;
+        desc.rotation = rotation;
+        Ok(self.store.update(handle, &desc)?)
+    }
+
+    /// Changes an instance's tint.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] when a component is outside `[0, 1]`; [`Error::Cull`] for a stale handle.
+    pub fn set_tint(&mut self, handle: Handle, tint: Vec4) -> Result<()> {
+        check_tint("tint", tint)?;
+        Ok(self.store.set_custom(handle, tint)?)
+    }
+
+    /// Changes an instance's playback speed, keeping its current clip time.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] when `speed` is not finite; [`Error::Cull`] for a stale handle.
+    pub fn set_speed(&mut self, handle: Handle, speed: f32) -> Result<()> {
+        if !speed.is_finite() {
+            return Err(Error::invalid("speed", format!("is {speed}; it must be finite")));
+        }
+        let mut anim = self.store.get(handle)?.desc.anim;
+        let t = clip_time(&anim, self.time);
+        anim.start_time = start_for(t, speed, self.time);
+        anim.speed = speed;
+        let fade = self.fades.iter_mut().find(|f| f.handle == handle);
+        if let Some(f) = fade {
+            f.start_time = anim.start_time;
+        }
+        Ok(self.store.set_animation(handle, &anim)?)
+    }
+
+    /// Switches an instance to `clip`. With `fade > 0` seconds this is a crossfade that keeps the phase (see
+    /// [`crate::anim`]); with `fade <= 0` the clip starts at time 0. Switching to the clip already playing or
+    /// being faded to changes nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] for an unknown clip or a non-finite fade; [`Error::Cull`] for a stale handle.
+    pub fn play(&mut self, handle: Handle, clip: ClipId, fade: f32) -> Result<()> {
+        if usize::from(clip.0) >= self.character.clips().len() {
+            return Err(Error::invalid(
+                "play clip",
+                format!("is {}; the character has {} clips", clip.0, self.character.clips().len()),
+            ));
+        }
+        if !fade.is_finite() {
+            return Err(Error::invalid("play fade", format!("is {fade}; it must be finite")));
+        }
+        let anim = self.store.get(handle)?.desc.anim;
+        let pool = &self.pool;
+        let synced = |a: u16, b: u16, t: f32| pool.synced_time(a, b, t).unwrap_or(0.0);
+        let next = switch(&anim, clip, fade, self.time, synced);
+        if next == anim {
+            return Ok(());
+        }
+        self.store.set_animation(handle, &next)?;
+        if let Some(to) = next.fade_target {
+            self.fades.push(Fade {
+                handle,
+                to,
+                start_time: next.start_time,
+                fade_start: self.time - next.fade_weight * fade,
+                duration: fade,
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs one frame: advances the clock by `dt` seconds, progresses crossfades, maintains clusters, tiers and
+    /// culls against `camera`, updates the pose pool's live tracks, animates the unique instances, flattens the
+    /// live palettes into the next packet in format `F`, packs one record per visible instance in visible-list
+    /// order, and publishes the packet. Returns the published frame number.
+    ///
+    /// Blocks while the render thread holds every packet (under [`Overrun::Wait`]). Validation is O(1).
+    /// Allocates only after the crowd grew (see [`CrowdFrame`]).
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::Invalid`] when `dt` is negative or not finite, or the camera is not finite; nothing changes then;
+    /// - [`Error::Palette`] with `ExchangeClosed` when the exchange was closed.
+    ///
+    /// The inner jobs' errors cannot happen with the frame's checked inputs; one would be reported as its crate's
+    /// error, with no packet published.
+    pub fn step(&mut self, dt: f32, camera: &FrameCamera) -> Result<u64> {
+        if !(dt.is_finite() && dt >= 0.0) || !(self.time + dt).is_finite() {
+            return Err(Error::invalid("step dt", format!("is {dt}; it must be finite and non-negative")));
+        }
+        if !camera.is_finite() {
+            return Err(Error::invalid("step camera", "has a non-finite matrix or eye"));
+        }
+        let cull_camera = camera.cull_camera();
+        cull_camera.validate()?;
+        let started = Instant::now();
+        self.time += dt;
+        let now = self.time;
+        let fading = self.progress_fades()?;
+        self.store.maintain(self.settings.maintain);
+        let t_changes = Instant::now();
+
+        self.cache.prepare(&self.store);
+        self.cull.prepare(&self.store);
+        CullingJob {
+            store: &mut self.store,
+            camera: &cull_camera,
+            cache: &mut self.cache,
+            output: &mut self.cull,
+        }
+        .run()?;
+        let t_cull = Instant::now();
+
+        self.assign_tracks(now)?;
+        self.pool.update(now)?;
+        let n = self.cull.indices().len();
+        self.pool
+            .map_instances(&self.tracks[..n], &self.times[..n], &mut self.refs[..n])?;
+        let t_pool = Instant::now();
+
+        self.animate_unique(now)?;
+        let t_unique = Instant::now();
+
+        let mut packet = self.exchange.begin_write()?;
+        let t_wait = Instant::now();
+        let s = self.character.binding().skin_joint_count();
+        PoolFlattenJob {
+            binding: self.character.binding(),
+            pool: &self.pool,
+            output: &mut packet.pool_palettes,
+            streaming: self.settings.streaming,
+        }
+        .run()?;
+        let nu = self.unique_count;
+        packet.unique_palettes.resize(nu * s, bytemuck::Zeroable::zeroed());
+        FlattenJob {
+            binding: self.character.binding(),
+            poses: &self.unique_model[..nu * self.character.skeleton().joint_count()],
+            pose_of: &[],
+            transforms: &[],
+            cache: &mut FlattenCache::default(),
+            output: &mut packet.unique_palettes,
+            streaming: self.settings.streaming,
+        }
+        .run()?;
+        let t_flatten = Instant::now();
+
+        if packet.records.capacity() < self.store.len() {
+            let more = self.store.len() - packet.records.len();
+            packet.records.reserve(more);
+        }
+        let slots = self.store.group_slots(self.group)?;
+        pack_frame(
+            &PackInput {
+                slots: &slots,
+                cull: &self.cull,
+                refs: &self.refs[..n],
+                unique_of: &self.unique_of[..n],
+                lods: self.character.lods(),
+                skin_joint_count: s,
+                max_unique: self.settings.max_unique,
+            },
+            self.pool.live_slots(),
+            &mut packet,
+        );
+        let t_pack = Instant::now();
+        let ms = |a: Instant, b: Instant| (b - a).as_secs_f32() * 1e3;
+        packet.frame_time = now;
+        packet.camera = *camera;
+        let stats = &mut packet.stats;
+        stats.time = now;
+        stats.instances = self.store.len() as u32;
+        stats.unique = nu as u32;
+        stats.fading = fading as u32;
+        stats.live_slots = self.pool.live_slots().map(|r| r.slot_count).sum();
+        stats.crossfade_buckets = self.pool.active_crossfade_count() as u32;
+        stats.stages.changes_ms = ms(started, t_changes);
+        stats.stages.cull_ms = ms(t_changes, t_cull);
+        stats.stages.pool_ms = ms(t_cull, t_pool);
+        stats.stages.unique_ms = ms(t_pool, t_unique);
+        stats.stages.wait_ms = ms(t_unique, t_wait);
+        stats.stages.flatten_ms = ms(t_wait, t_flatten);
+        stats.stages.pack_ms = ms(t_flatten, t_pack);
+        Ok(packet.publish())
+    }
+
+    /// Advances every crossfade's weight to the clock, ends the finished ones, and drops the entries of removed
+    /// or re-switched instances. Returns the number of crossfades still running.
+    fn progress_fades(&mut self) -> Result<usize> {
+        let now = self.time;
+        let mut i = 0;
+        while i < self.fades.len() {
+            let f = self.fades[i];
+            let current = self.store.get(f.handle).ok().map(|inst| inst.desc.anim);
+            let Some(mut anim) = current.filter(|a| a.fade_target == Some(f.to) && a.start_time == f.start_time) else {
+                self.fades.swap_remove(i);
+                continue;
+            };
+            let w = ((now - f.fade_start) / f.duration).clamp(0.0, 1.0);
+            if w >= 1.0 {
+                anim = AnimState {
+                    clip: f.to,
+                    fade_target: None,
+                    fade_weight: 0.0,
+                    ..anim
+                };
+                self.store.set_animation(f.handle, &anim)?;
+                self.fades.swap_remove(i);
+                continue;
+            }
+            anim.fade_weight = w;
+            self.store.set_animation(f.handle, &anim)?;
+            i += 1;
+        }
+        Ok(self.fades.len())
+    }
+
+    /// Picks the unique instances (the first `max_unique` of the unique lists), and gives every other visible
+    /// instance its pool track and time, requesting the crossfade buckets of the fading ones.
+    fn assign_tracks(&mut self, now: f32) -> Result<()> {
+        let slots = self.store.group_slots(self.group)?;
+        let indices = self.cull.indices();
+        let mut unique = 0usize;
+        for d in self.cull.draws() {
+            let range = d.first_instance as usize..(d.first_instance + d.instance_count) as usize;
+            let take = if d.tier == Tier::Unique {
+                range.len().min(self.settings.max_unique - unique)
+            } else {
+                0
+            };
+            for (k, i) in range.enumerate() {
+                let slot = indices[i];
+                if k < take {
+                    self.unique_slots[unique] = slot;
+                    self.unique_of[i] = unique as u32;
+                    unique += 1;
+                    self.tracks[i] = 0;
+                    self.times[i] = 0.0;
+                    continue;
+                }
+                self.unique_of[i] = NOT_UNIQUE;
+                let anim = &slots.anim[slot as usize];
+                let t = clip_time(anim, now);
+                match anim.fade_target {
+                    None => {
+                        self.tracks[i] = anim.clip as u16;
+                        self.times[i] = t;
+                    }
+                    Some(to) => {
+                        let cf = self.pool.request_crossfade(anim.clip as u16, to as u16, anim.fade_weight)?;
+                        self.tracks[i] = cf.track;
+                        self.times[i] = cf.time(t);
+                    }
+                }
+            }
+        }
+        self.unique_count = unique;
+        Ok(())
+    }
+
+    /// Samples, blends and converts the frame's unique instances to model space, in parallel.
+    fn animate_unique(&mut self, now: f32) -> Result<()> {
+        let n = self.unique_count;
+        if n == 0 {
+            return Ok(());
+        }
+        let slots = self.store.group_slots(self.group)?;
+        let skeleton = self.character.skeleton();
+        let clips = self.character.clips();
+        let (j, soa) = (skeleton.joint_count(), num_soa_joints(skeleton.joint_count()));
+        let (pool, rest) = (&self.pool, &self.rest[..]);
+        self.unique_model[..n * j]
+            .par_chunks_mut(j)
+            .zip(self.unique_local[..n * 3 * soa].par_chunks_mut(3 * soa))
+            .zip(self.unique_slots[..n].par_iter())
+            .try_for_each(|((model, local), &slot)| {
+                let anim = &slots.anim[slot as usize];
+                let t = clip_time(anim, now);
+                let (a, rest_local) = local.split_at_mut(soa);
+                let (b, blend) = rest_local.split_at_mut(soa);
+                let input: &[SoaTransform] = match anim.fade_target {
+                    None => {
+                        SamplingJob {
+                            clip: &clips[anim.clip as usize],
+                            time: t,
+                            output: a,
+                        }
+                        .run()?;
+                        a
+                    }
+                    Some(to) => {
+                        let t_from = pool.synced_time(to as u16, anim.clip as u16, t)?;
+                        SamplingJob {
+                            clip: &clips[anim.clip as usize],
+                            time: t_from,
+                            output: a,
+                        }
+                        .run()?;
+                        SamplingJob {
+                            clip: &clips[to as usize],
+                            time: t,
+                            output: b,
+                        }
+                        .run()?;
+                        let w = anim.fade_weight;
+                        let layers = [
+                            BlendLayer {
+                                transform: a,
+                                weight: 1.0 - w,
+                                joint_weights: None,
+                            },
+                            BlendLayer {
+                                transform: b,
+                                weight: w,
+                                joint_weights: None,
+                            },
+                        ];
+                        BlendingJob {
+                            layers: &layers,
+                            additive: &[],
+                            rest_pose: rest,
+                            threshold: BLEND_THRESHOLD,
+                            output: blend,
+                        }
+                        .run()?;
+                        blend
+                    }
+                };
+                LocalToModelJob {
+                    skeleton,
+                    input,
+                    output: model,
+                    from: None,
+                    root: None,
+                }
+                .run()?;
+                Ok::<(), Error>(())
+            })
+    }
+}
+
+/// Checks that a tint is within `[0, 1]`.
+fn check_tint(what: &str, tint: Vec4) -> Result<()> {
+    if tint.cmpge(Vec4::ZERO).all() && tint.cmple(Vec4::ONE).all() {
+        Ok(())
+    } else {
+        Err(Error::invalid(what, format!("is {tint}; every component must be within [0, 1]")))
+    }
+}

@@ -1,0 +1,135 @@
+//! Packing a frame's records, draws, dirty ranges and counts into its [`Packet`]: a linear pass over the visible
+//! list, since everything a record needs is in the store's slot order or in arrays parallel to the visible list.
+
+use anim_pose::{ClipSlots, SlotRef};
+use crowd_cull::{CullOutput, GroupSlots, Tier};
+use rayon::prelude::*;
+use skin_pack::{ByteRange, PaletteFormat};
+
+use crate::character::LodRange;
+use crate::frame::NOT_UNIQUE;
+use crate::packet::{Packet, PacketDraw, RecordKind};
+use crate::record::{INSTANCE_RECORD_SIZE, InstanceRecord};
+
+/// Records per parallel work item: enough to amortise rayon's scheduling (about 20 µs of packing).
+pub(crate) const PACK_CHUNK: usize = 4096;
+
+/// What [`pack_frame`] reads.
+pub(crate) struct PackInput<'a> {
+    /// The crowd group's per-slot arrays.
+    pub slots: &'a GroupSlots<'a>,
+    /// This frame's visible lists.
+    pub cull: &'a CullOutput,
+    /// Per record: the slot ref of a pooled instance.
+    pub refs: &'a [SlotRef],
+    /// Per record: the unique index, or [`NOT_UNIQUE`].
+    pub unique_of: &'a [u32],
+    /// The character's LODs.
+    pub lods: &'a [LodRange],
+    /// Entries per palette.
+    pub skin_joint_count: usize,
+    /// The unique cap, as the tracks were assigned with.
+    pub max_unique: usize,
+}
+
+/// The record of visible instance `i`.
+#[inline]
+pub(crate) fn record_of(input: &PackInput<'_>, i: usize) -> InstanceRecord {
+    let slot = input.cull.indices()[i] as usize;
+    let s = input.slots;
+    let (fraction, anim) = match input.unique_of[i] {
+        NOT_UNIQUE => {
+            let r = input.refs[i];
+            (r.fraction, u32::from(r.slot_a) | (u32::from(r.slot_b) << 16))
+        }
+        k => (0.0, k * input.skin_joint_count as u32),
+    };
+    InstanceRecord::pack(s.position[slot], s.rotation[slot], s.scale[slot], fraction, anim, s.custom[slot])
+}
+
+/// Writes the records (in parallel), the draws, the dirty ranges and the per-tier counts into `packet`.
+/// Allocates nothing when the packet's record buffer holds the visible count.
+pub(crate) fn pack_frame<F: PaletteFormat, L: Iterator<Item = ClipSlots>>(
+    input: &PackInput<'_>,
+    live_slots: L,
+    packet: &mut Packet<F>,
+) {
+    let n = input.cull.indices().len();
+    packet.records.resize(n, InstanceRecord::default());
+    packet
+        .records
+        .par_chunks_mut(PACK_CHUNK)
+        .enumerate()
+        .for_each(|(c, out)| {
+            for (k, r) in out.iter_mut().enumerate() {
+                *r = record_of(input, c * PACK_CHUNK + k);
+            }
+        });
+
+    packet.draws.clear();
+    let mut unique_left = input.max_unique;
+    let mut per_tier = [0u32; 4];
+    let mut overflow = 0;
+    for d in input.cull.draws() {
+        let indices = input.lods[usize::from(d.lod)];
+        let draw = |kind, first_instance, instance_count| PacketDraw {
+            lod: d.lod,
+            tier: d.tier,
+            kind,
+            first_instance,
+            instance_count,
+            indices,
+        };
+        per_tier[d.tier as usize] += d.instance_count;
+        if d.tier == Tier::Unique {
+            let take = (d.instance_count as usize).min(unique_left) as u32;
+            unique_left -= take as usize;
+            overflow += d.instance_count - take;
+            packet.draws.push(draw(RecordKind::Unique, d.first_instance, take));
+            packet
+                .draws
+                .push(draw(RecordKind::Pooled, d.first_instance + take, d.instance_count - take));
+        } else {
+            packet
+                .draws
+                .push(draw(RecordKind::Pooled, d.first_instance, d.instance_count));
+        }
+    }
+
+    let entry = size_of::<F>() * input.skin_joint_count;
+    let dirty = &mut packet.dirty;
+    dirty.pool_palettes.clear();
+    for r in live_slots {
+        let range = ByteRange {
+            start: r.first_slot as usize * entry,
+            end: (r.first_slot + r.slot_count) as usize * entry,
+        };
+        match dirty.pool_palettes.last_mut() {
+            Some(last) if last.end == range.start => last.end = range.end,
+            _ => dirty.pool_palettes.push(range),
+        }
+    }
+    dirty.unique_palettes.clear();
+    if !packet.unique_palettes.is_empty() {
+        dirty.unique_palettes.push(ByteRange {
+            start: 0,
+            end: packet.unique_palettes.len() * size_of::<F>(),
+        });
+    }
+    dirty.records.clear();
+    if n > 0 {
+        dirty.records.push(ByteRange {
+            start: 0,
+            end: n * INSTANCE_RECORD_SIZE,
+        });
+    }
+    let stats = &mut packet.stats;
+    stats.visible = n as u32;
+    stats.per_tier = per_tier;
+    stats.unique_overflow = overflow;
+    stats.dirty_bytes = [&dirty.pool_palettes, &dirty.unique_palettes, &dirty.records]
+        .iter()
+        .flat_map(|v| v.iter())
+        .map(|r| r.len() as u64)
+        .sum();
+}

@@ -1,0 +1,257 @@
+//! [`Packet`]: one frame as the render thread reads it, plain data with no simulation type.
+
+use crowd_cull::{CullCamera, Tier};
+use glam::{Mat4, Vec3};
+use skin_pack::{ByteRange, FramePacket, PaletteEntry, PaletteFormat};
+
+use crate::character::LodRange;
+use crate::record::InstanceRecord;
+
+/// How the records of a draw are animated: which meaning the record's `anim` word has (see [`InstanceRecord`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RecordKind {
+    /// A slot pair and a fraction into [`Packet::pool_palettes`].
+    Pooled,
+    /// The first entry of the instance's own palette in [`Packet::unique_palettes`].
+    Unique,
+}
+
+/// One draw of the packet: the records `first_instance..first_instance + instance_count` of
+/// [`Packet::records`], all of one LOD, culling tier and record kind, drawn with the LOD's index range.
+///
+/// Maps onto `wgpu::util::DrawIndexedIndirectArgs` as `{ index_count: indices.index_count, instance_count,
+/// first_index: indices.first_index, base_vertex: indices.base_vertex, first_instance }`: the vertex shader reads
+/// `records[instance_index]` directly.
+///
+/// Tiers without a GPU path yet (baked and VAT) are packed as [`RecordKind::Pooled`]; so are the unique-tier
+/// instances past [`FrameSettings::max_unique`](crate::FrameSettings::max_unique), in a second draw of the
+/// same (LOD, tier). The draw list has a fixed length for a given LOD count, so the number of draws never depends
+/// on the crowd: per LOD, in tier order, one draw per tier plus the unique tier's overflow draw (five), empty
+/// draws included.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketDraw {
+    /// The LOD, 0 = finest.
+    pub lod: u8,
+    /// The tier culling chose for these instances.
+    pub tier: Tier,
+    /// How their records are animated.
+    pub kind: RecordKind,
+    /// The first record.
+    pub first_instance: u32,
+    /// The number of records.
+    pub instance_count: u32,
+    /// The LOD's index range.
+    pub indices: LodRange,
+}
+
+/// The camera of a frame: what culling used and what the renderer draws with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameCamera {
+    /// World to view.
+    pub view: Mat4,
+    /// View to clip, with wgpu's depth range `[0, 1]` and y up.
+    pub proj: Mat4,
+    /// The eye position, in world space.
+    pub eye: Vec3,
+}
+
+impl FrameCamera {
+    /// A perspective camera at `eye` looking at `target`, `fov_y` radians high, `aspect` = width / height, with
+    /// depth range `near..far`.
+    pub fn perspective(eye: Vec3, target: Vec3, up: Vec3, fov_y: f32, aspect: f32, near: f32, far: f32) -> Self {
+        Self {
+            view: glam::camera::rh::view::look_at_mat4(eye, target, up),
+            // wgpu's clip space is D3D's: depth in [0, 1], y up.
+            proj: glam::camera::rh::proj::directx::perspective(fov_y, aspect, near, far),
+            eye,
+        }
+    }
+
+    /// `proj * view`.
+    pub fn view_proj(&self) -> Mat4 {
+        self.proj * self.view
+    }
+
+    /// True when every matrix element and the eye are finite.
+    pub fn is_finite(&self) -> bool {
+        self.view.is_finite() && self.proj.is_finite() && self.eye.is_finite()
+    }
+
+    /// The culling camera: the frustum of `view_proj`, depth along the view direction, and the projection's
+    /// vertical scale for screen sizes.
+    pub fn cull_camera(&self) -> CullCamera {
+        // The view matrix's third row is the negated view direction in a right-handed view space.
+        let forward = -self.view.row(2).truncate();
+        CullCamera::from_view_proj(self.view_proj(), self.eye, forward, self.proj.y_axis.y.abs())
+    }
+}
+
+impl Default for FrameCamera {
+    fn default() -> Self {
+        Self {
+            view: Mat4::IDENTITY,
+            proj: Mat4::IDENTITY,
+            eye: Vec3::ZERO,
+        }
+    }
+}
+
+/// Wall-clock milliseconds of each stage of one [`CrowdFrame::step`](crate::CrowdFrame::step).
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct StageTimes {
+    /// Fade progress and cluster maintenance (step 1 and 2).
+    pub changes_ms: f32,
+    /// Tiering and culling (step 3).
+    pub cull_ms: f32,
+    /// Crossfade requests, the pose pool update and the mapping of pooled instances to slots (step 4).
+    pub pool_ms: f32,
+    /// Sampling, blending and local-to-model of the unique instances (step 5).
+    pub unique_ms: f32,
+    /// Waiting for a free packet (the render thread is behind).
+    pub wait_ms: f32,
+    /// Flattening the live slot palettes and the unique palettes (step 6).
+    pub flatten_ms: f32,
+    /// Packing the records (step 7) and the draws and dirty ranges (step 8).
+    pub pack_ms: f32,
+}
+
+/// What one frame held and did.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct FrameStats {
+    /// The animation clock after the step, in seconds.
+    pub time: f32,
+    /// Live instances.
+    pub instances: u32,
+    /// Instances that culling found visible: the number of records.
+    pub visible: u32,
+    /// Visible instances in each culling tier (unique, pooled, baked, VAT).
+    pub per_tier: [u32; 4],
+    /// Visible instances drawn with their own palette.
+    pub unique: u32,
+    /// Unique-tier instances past the unique cap, packed as pooled.
+    pub unique_overflow: u32,
+    /// Instances in a crossfade.
+    pub fading: u32,
+    /// Live pose-pool slots (clip slots and active crossfade buckets).
+    pub live_slots: u32,
+    /// Active crossfade buckets.
+    pub crossfade_buckets: u32,
+    /// Bytes in the packet's dirty ranges: what the renderer uploads.
+    pub dirty_bytes: u64,
+    /// Stage times.
+    pub stages: StageTimes,
+}
+
+/// The byte ranges of each packet buffer that changed since the previous published frame.
+///
+/// Every range a packet's draws read is dirty in that packet: the live slots' palettes (the pool advances every
+/// frame), the used unique palettes, and every record. Slots of inactive crossfade buckets and unused unique
+/// entries are never dirty, since no draw reads them. So a frame dropped under `Overrun::DropOldest` needs
+/// nothing folded into the next ([`FramePacket::absorb_dropped`] does nothing).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DirtyRanges {
+    /// In [`Packet::pool_palettes`] as bytes, ascending and disjoint.
+    pub pool_palettes: Vec<ByteRange>,
+    /// In [`Packet::unique_palettes`] as bytes.
+    pub unique_palettes: Vec<ByteRange>,
+    /// In [`Packet::records`] as bytes.
+    pub records: Vec<ByteRange>,
+}
+
+/// One frame for the render thread, handed over by the crowd's
+/// [`FrameExchange`](skin_pack::FrameExchange): palettes in GPU layout in format `F`, one record per visible
+/// instance in visible-list order, the draws, the camera, the dirty ranges and stats.
+///
+/// Packets are reused: their buffers keep their capacity and grow only when the crowd does.
+#[derive(Clone, Debug)]
+pub struct Packet<F: PaletteFormat = PaletteEntry> {
+    pub(crate) frame_time: f32,
+    pub(crate) camera: FrameCamera,
+    pub(crate) skin_joint_count: u32,
+    pub(crate) pool_palettes: Vec<F>,
+    pub(crate) unique_palettes: Vec<F>,
+    pub(crate) records: Vec<InstanceRecord>,
+    pub(crate) draws: Vec<PacketDraw>,
+    pub(crate) dirty: DirtyRanges,
+    pub(crate) stats: FrameStats,
+}
+
+impl<F: PaletteFormat> Packet<F> {
+    /// An empty packet for `pool_slots` slots and `max_unique` unique palettes of `skin_joint_count` entries, and
+    /// `lods` LODs.
+    pub(crate) fn new(skin_joint_count: usize, pool_slots: usize, max_unique: usize, lods: usize, buckets: usize) -> Self {
+        Self {
+            frame_time: 0.0,
+            camera: FrameCamera::default(),
+            skin_joint_count: skin_joint_count as u32,
+            pool_palettes: vec![bytemuck::Zeroable::zeroed(); pool_slots * skin_joint_count],
+            unique_palettes: Vec::with_capacity(max_unique * skin_joint_count),
+            records: Vec::new(),
+            draws: Vec::with_capacity(lods * DRAWS_PER_LOD),
+            dirty: DirtyRanges {
+                pool_palettes: Vec::with_capacity(1 + buckets),
+                unique_palettes: Vec::with_capacity(1),
+                records: Vec::with_capacity(1),
+            },
+            stats: FrameStats::default(),
+        }
+    }
+
+    /// The animation clock of the frame, in seconds.
+    pub fn time(&self) -> f32 {
+        self.frame_time
+    }
+
+    /// The camera culling used.
+    pub fn camera(&self) -> &FrameCamera {
+        &self.camera
+    }
+
+    /// Entries per palette: the skin's joint count.
+    pub fn skin_joint_count(&self) -> usize {
+        self.skin_joint_count as usize
+    }
+
+    /// The pooled palettes, slot-major: slot `s`'s palette is `skin_joint_count()` entries from
+    /// `s * skin_joint_count()`, in instance space. Only the ranges of [`DirtyRanges::pool_palettes`] hold this
+    /// frame's poses; the rest (inactive bucket slots) is stale and unread.
+    pub fn pool_palettes(&self) -> &[F] {
+        &self.pool_palettes
+    }
+
+    /// The unique palettes, instance-major in record order of the unique draws, `skin_joint_count()` entries each,
+    /// in instance space.
+    pub fn unique_palettes(&self) -> &[F] {
+        &self.unique_palettes
+    }
+
+    /// One record per visible instance, in the order of the draws.
+    pub fn records(&self) -> &[InstanceRecord] {
+        &self.records
+    }
+
+    /// The draws: five per LOD (see [`PacketDraw`]).
+    pub fn draws(&self) -> &[PacketDraw] {
+        &self.draws
+    }
+
+    /// What changed since the previous published frame.
+    pub fn dirty(&self) -> &DirtyRanges {
+        &self.dirty
+    }
+
+    /// The frame's stats.
+    pub fn stats(&self) -> &FrameStats {
+        &self.stats
+    }
+}
+
+/// Draws per LOD: one per tier, plus the unique tier's overflow.
+pub const DRAWS_PER_LOD: usize = 5;
+
+impl<F: PaletteFormat> FramePacket for Packet<F> {
+    /// Nothing to fold: every range a packet reads is dirty in it (see [`DirtyRanges`]).
+    fn absorb_dropped(&mut self, dropped: &Self) {
+        let _ = dropped;
+    }
+}
