@@ -55,7 +55,7 @@ fn parse_args() -> Result<Args, String> {
 /// Every group, by crate.
 /// `pool_k` computes the pose-pool slot counts for error budgets; it takes tens of seconds, so `--quick` skips it
 /// unless it is named.
-const GROUPS: &[&str] = &["anim_pose", "pool_k", "skin_pack", "crowd_cull"];
+const GROUPS: &[&str] = &["anim_pose", "pool_k", "skin_pack", "crowd_cull", "frame"];
 
 fn main() {
     let args = match parse_args() {
@@ -102,6 +102,12 @@ fn main() {
         && let Err(e) = crowd_benches::groups::crowd_cull::run(args.quick, &mut figures)
     {
         eprintln!("error: crowd_cull group: {e}");
+        std::process::exit(1);
+    }
+    if wants("frame")
+        && let Err(e) = crowd_benches::groups::frame::run(args.quick, &mut figures)
+    {
+        eprintln!("error: frame group: {e}");
         std::process::exit(1);
     }
     print!("{}", report_table(&figures));

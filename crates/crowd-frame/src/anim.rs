@@ -153,7 +153,10 @@ mod tests {
         };
         let back = switch(&half, ClipId(0), 0.25, 0.3, synced);
         assert_eq!((back.clip, back.fade_target), (1, Some(0)));
-        assert!((back.fade_weight - 0.4).abs() < 1e-6, "a reversal starts where the fade was");
+        assert!(
+            (back.fade_weight - 0.4).abs() < 1e-6,
+            "a reversal starts where the fade was"
+        );
         assert!((clip_time(&back, 0.3) - synced(1, 0, clip_time(&half, 0.3))).abs() < 1e-6);
     }
 

@@ -162,7 +162,10 @@ impl Character {
         let sk = model.skeletons.get(skeleton).ok_or_else(|| {
             Error::invalid(
                 "character skeleton",
-                format!("index {skeleton} is past the model's {} skeletons", model.skeletons.len()),
+                format!(
+                    "index {skeleton} is past the model's {} skeletons",
+                    model.skeletons.len()
+                ),
             )
         })?;
         let mut mesh_indices: Vec<usize> = model
@@ -238,7 +241,10 @@ impl Character {
 
     /// The clip named `name`, if any.
     pub fn clip_id(&self, name: &str) -> Option<ClipId> {
-        self.clips.iter().position(|c| c.name() == name).map(|i| ClipId(i as u16))
+        self.clips
+            .iter()
+            .position(|c| c.name() == name)
+            .map(|i| ClipId(i as u16))
     }
 
     /// Each clip's number of pose-pool slots.

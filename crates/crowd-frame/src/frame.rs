@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anim_pose::{
-    BlendLayer, BlendingJob, LocalToModelJob, PoolClip, PosePool, PosePoolOptions, SamplingJob, SlotRef,
-    SoaTransform, num_soa_joints,
+    BlendLayer, BlendingJob, LocalToModelJob, PoolClip, PosePool, PosePoolOptions, SamplingJob, SlotRef, SoaTransform,
+    num_soa_joints,
 };
 use crowd_cull::{
     AnimState, ClusterSettings, CullOutput, CullingCache, CullingJob, GroupDesc, GroupId, Handle, InstanceDesc,
@@ -17,8 +17,8 @@ use skin_pack::{FlattenCache, FlattenJob, FrameExchange, Overrun, PaletteEntry, 
 
 use crate::anim::{Spawn, clip_time, start_for, switch};
 use crate::character::{Character, ClipId};
+use crate::pack::{PACK_CHUNK, PackInput, pack_frame};
 use crate::packet::{FrameCamera, Packet};
-use crate::pack::{PackInput, pack_frame};
 use crate::record::{SCALE_MAX, SCALE_MIN};
 use crate::{Error, Result};
 
@@ -27,6 +27,10 @@ const BLEND_THRESHOLD: f32 = 0.1;
 
 /// Marks a record whose instance is not unique in [`CrowdFrame`]'s per-record unique index.
 pub(crate) const NOT_UNIQUE: u32 = u32::MAX;
+
+/// Marks, while tracks are assigned, a record whose instance crossfades; never a pool track (a pool has fewer than
+/// `u16::MAX` tracks).
+const FADING: u16 = u16::MAX;
 
 /// How a [`CrowdFrame`] tiers, animates and hands over its crowd.
 #[derive(Clone, Debug, PartialEq)]
@@ -166,7 +170,10 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         if settings.max_unique == 0 || settings.max_unique.saturating_mul(s.max(1)) > u32::MAX as usize {
             return Err(Error::invalid(
                 "FrameSettings::max_unique",
-                format!("is {}; it must be at least 1, and its palettes index with u32", settings.max_unique),
+                format!(
+                    "is {}; it must be at least 1, and its palettes index with u32",
+                    settings.max_unique
+                ),
             ));
         }
         let mut store = InstanceStore::new(settings.cluster)?;
@@ -288,7 +295,11 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         if usize::from(s.clip.0) >= self.character.clips().len() {
             return Err(Error::invalid(
                 what("clip"),
-                format!("is {}; the character has {} clips", s.clip.0, self.character.clips().len()),
+                format!(
+                    "is {}; the character has {} clips",
+                    s.clip.0,
+                    self.character.clips().len()
+                ),
             ));
         }
         if !(SCALE_MIN..=SCALE_MAX).contains(&s.scale) {
@@ -447,7 +458,11 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         if usize::from(clip.0) >= self.character.clips().len() {
             return Err(Error::invalid(
                 "play clip",
-                format!("is {}; the character has {} clips", clip.0, self.character.clips().len()),
+                format!(
+                    "is {}; the character has {} clips",
+                    clip.0,
+                    self.character.clips().len()
+                ),
             ));
         }
         if !fade.is_finite() {
@@ -489,8 +504,11 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
     /// The inner jobs' errors cannot happen with the frame's checked inputs; one would be reported as its crate's
     /// error, with no packet published.
     pub fn step(&mut self, dt: f32, camera: &FrameCamera) -> Result<u64> {
-        if !(dt.is_finite() && dt >= 0.0) || !(self.time + dt).is_finite() {
-            return Err(Error::invalid("step dt", format!("is {dt}; it must be finite and non-negative")));
+        if !(dt.is_finite() && dt >= 0.0 && (self.time + dt).is_finite()) {
+            return Err(Error::invalid(
+                "step dt",
+                format!("is {dt}; it must be finite and non-negative"),
+            ));
         }
         if !camera.is_finite() {
             return Err(Error::invalid("step camera", "has a non-finite matrix or eye"));
@@ -518,8 +536,6 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         self.assign_tracks(now)?;
         self.pool.update(now)?;
         let n = self.cull.indices().len();
-        self.pool
-            .map_instances(&self.tracks[..n], &self.times[..n], &mut self.refs[..n])?;
         let t_pool = Instant::now();
 
         self.animate_unique(now)?;
@@ -558,15 +574,17 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
             &PackInput {
                 slots: &slots,
                 cull: &self.cull,
-                refs: &self.refs[..n],
+                pool: &self.pool,
+                tracks: &self.tracks[..n],
+                times: &self.times[..n],
                 unique_of: &self.unique_of[..n],
                 lods: self.character.lods(),
                 skin_joint_count: s,
                 max_unique: self.settings.max_unique,
             },
-            self.pool.live_slots(),
+            &mut self.refs[..n],
             &mut packet,
-        );
+        )?;
         let t_pack = Instant::now();
         let ms = |a: Instant, b: Instant| (b - a).as_secs_f32() * 1e3;
         packet.frame_time = now;
@@ -619,46 +637,53 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         Ok(self.fades.len())
     }
 
-    /// Picks the unique instances (the first `max_unique` of the unique lists), and gives every other visible
-    /// instance its pool track and time, requesting the crossfade buckets of the fading ones.
+    /// Gives every visible instance its pool track and time (in parallel), picks the unique instances (the first
+    /// `max_unique` of the unique lists), and requests the crossfade buckets of the fading pooled ones.
     fn assign_tracks(&mut self, now: f32) -> Result<()> {
         let slots = self.store.group_slots(self.group)?;
         let indices = self.cull.indices();
+        let n = indices.len();
+        self.tracks[..n]
+            .par_chunks_mut(PACK_CHUNK)
+            .zip(self.times[..n].par_chunks_mut(PACK_CHUNK))
+            .zip(self.unique_of[..n].par_chunks_mut(PACK_CHUNK))
+            .zip(indices.par_chunks(PACK_CHUNK))
+            .for_each(|(((tracks, times), unique_of), indices)| {
+                for (k, &slot) in indices.iter().enumerate() {
+                    let anim = &slots.anim[slot as usize];
+                    times[k] = clip_time(anim, now);
+                    tracks[k] = if anim.fade_target.is_some() {
+                        FADING
+                    } else {
+                        anim.clip as u16
+                    };
+                    unique_of[k] = NOT_UNIQUE;
+                }
+            });
         let mut unique = 0usize;
-        for d in self.cull.draws() {
-            let range = d.first_instance as usize..(d.first_instance + d.instance_count) as usize;
-            let take = if d.tier == Tier::Unique {
-                range.len().min(self.settings.max_unique - unique)
-            } else {
-                0
-            };
-            for (k, i) in range.enumerate() {
-                let slot = indices[i];
-                if k < take {
-                    self.unique_slots[unique] = slot;
-                    self.unique_of[i] = unique as u32;
-                    unique += 1;
-                    self.tracks[i] = 0;
-                    self.times[i] = 0.0;
-                    continue;
-                }
-                self.unique_of[i] = NOT_UNIQUE;
-                let anim = &slots.anim[slot as usize];
-                let t = clip_time(anim, now);
-                match anim.fade_target {
-                    None => {
-                        self.tracks[i] = anim.clip as u16;
-                        self.times[i] = t;
-                    }
-                    Some(to) => {
-                        let cf = self.pool.request_crossfade(anim.clip as u16, to as u16, anim.fade_weight)?;
-                        self.tracks[i] = cf.track;
-                        self.times[i] = cf.time(t);
-                    }
-                }
+        for d in self.cull.draws().iter().filter(|d| d.tier == Tier::Unique) {
+            let take = (d.instance_count as usize).min(self.settings.max_unique - unique);
+            let first = d.first_instance as usize;
+            for (i, &slot) in indices.iter().enumerate().skip(first).take(take) {
+                self.unique_slots[unique] = slot;
+                self.unique_of[i] = unique as u32;
+                unique += 1;
+                self.tracks[i] = 0;
+                self.times[i] = 0.0;
             }
         }
         self.unique_count = unique;
+        for (i, &slot) in indices.iter().enumerate() {
+            if self.tracks[i] == FADING {
+                let anim = &slots.anim[slot as usize];
+                let to = anim.fade_target.unwrap_or(anim.clip);
+                let cf = self
+                    .pool
+                    .request_crossfade(anim.clip as u16, to as u16, anim.fade_weight)?;
+                self.tracks[i] = cf.track;
+                self.times[i] = cf.time(self.times[i]);
+            }
+        }
         Ok(())
     }
 
@@ -748,6 +773,9 @@ fn check_tint(what: &str, tint: Vec4) -> Result<()> {
     if tint.cmpge(Vec4::ZERO).all() && tint.cmple(Vec4::ONE).all() {
         Ok(())
     } else {
-        Err(Error::invalid(what, format!("is {tint}; every component must be within [0, 1]")))
+        Err(Error::invalid(
+            what,
+            format!("is {tint}; every component must be within [0, 1]"),
+        ))
     }
 }

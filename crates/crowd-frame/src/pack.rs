@@ -1,11 +1,12 @@
 //! Packing a frame's records, draws, dirty ranges and counts into its [`Packet`]: a linear pass over the visible
 //! list, since everything a record needs is in the store's slot order or in arrays parallel to the visible list.
 
-use anim_pose::{ClipSlots, SlotRef};
+use anim_pose::{PosePool, SlotRef};
 use crowd_cull::{CullOutput, GroupSlots, Tier};
 use rayon::prelude::*;
 use skin_pack::{ByteRange, PaletteFormat};
 
+use crate::Result;
 use crate::character::LodRange;
 use crate::frame::NOT_UNIQUE;
 use crate::packet::{Packet, PacketDraw, RecordKind};
@@ -20,8 +21,12 @@ pub(crate) struct PackInput<'a> {
     pub slots: &'a GroupSlots<'a>,
     /// This frame's visible lists.
     pub cull: &'a CullOutput,
-    /// Per record: the slot ref of a pooled instance.
-    pub refs: &'a [SlotRef],
+    /// The pose pool, after its update.
+    pub pool: &'a PosePool<'a>,
+    /// Per record: the pool track and time to map (anything for unique instances).
+    pub tracks: &'a [u16],
+    /// See `tracks`.
+    pub times: &'a [f32],
     /// Per record: the unique index, or [`NOT_UNIQUE`].
     pub unique_of: &'a [u32],
     /// The character's LODs.
@@ -32,39 +37,59 @@ pub(crate) struct PackInput<'a> {
     pub max_unique: usize,
 }
 
-/// The record of visible instance `i`.
+/// The record of visible instance `first + k`, whose slot ref is `refs[k]`.
 #[inline]
-pub(crate) fn record_of(input: &PackInput<'_>, i: usize) -> InstanceRecord {
+fn record_of(input: &PackInput<'_>, refs: &[SlotRef], first: usize, k: usize) -> InstanceRecord {
+    let i = first + k;
     let slot = input.cull.indices()[i] as usize;
     let s = input.slots;
     let (fraction, anim) = match input.unique_of[i] {
         NOT_UNIQUE => {
-            let r = input.refs[i];
+            let r = refs[k];
             (r.fraction, u32::from(r.slot_a) | (u32::from(r.slot_b) << 16))
         }
         k => (0.0, k * input.skin_joint_count as u32),
     };
-    InstanceRecord::pack(s.position[slot], s.rotation[slot], s.scale[slot], fraction, anim, s.custom[slot])
+    InstanceRecord::pack(
+        s.position[slot],
+        s.rotation[slot],
+        s.scale[slot],
+        fraction,
+        anim,
+        s.custom[slot],
+    )
 }
 
-/// Writes the records (in parallel), the draws, the dirty ranges and the per-tier counts into `packet`.
+/// Maps the pooled instances to slot refs (into `refs`, one per record) and writes the records, chunk by chunk in
+/// parallel, then the draws, the dirty ranges and the per-tier counts into `packet`.
 /// Allocates nothing when the packet's record buffer holds the visible count.
-pub(crate) fn pack_frame<F: PaletteFormat, L: Iterator<Item = ClipSlots>>(
+///
+/// # Errors
+///
+/// The pool's mapping errors, which tracks and times assigned by the frame do not cause.
+pub(crate) fn pack_frame<F: PaletteFormat>(
     input: &PackInput<'_>,
-    live_slots: L,
+    refs: &mut [SlotRef],
     packet: &mut Packet<F>,
-) {
+) -> Result<()> {
     let n = input.cull.indices().len();
     packet.records.resize(n, InstanceRecord::default());
     packet
         .records
         .par_chunks_mut(PACK_CHUNK)
+        .zip(refs.par_chunks_mut(PACK_CHUNK))
         .enumerate()
-        .for_each(|(c, out)| {
+        .try_for_each(|(c, (out, refs))| {
+            let first = c * PACK_CHUNK;
+            let range = first..first + out.len();
+            input
+                .pool
+                .map_instances(&input.tracks[range.clone()], &input.times[range], refs)?;
             for (k, r) in out.iter_mut().enumerate() {
-                *r = record_of(input, c * PACK_CHUNK + k);
+                *r = record_of(input, refs, first, k);
             }
-        });
+            Ok::<(), anim_pose::Error>(())
+        })?;
 
     packet.draws.clear();
     let mut unique_left = input.max_unique;
@@ -86,9 +111,11 @@ pub(crate) fn pack_frame<F: PaletteFormat, L: Iterator<Item = ClipSlots>>(
             unique_left -= take as usize;
             overflow += d.instance_count - take;
             packet.draws.push(draw(RecordKind::Unique, d.first_instance, take));
-            packet
-                .draws
-                .push(draw(RecordKind::Pooled, d.first_instance + take, d.instance_count - take));
+            packet.draws.push(draw(
+                RecordKind::Pooled,
+                d.first_instance + take,
+                d.instance_count - take,
+            ));
         } else {
             packet
                 .draws
@@ -99,7 +126,7 @@ pub(crate) fn pack_frame<F: PaletteFormat, L: Iterator<Item = ClipSlots>>(
     let entry = size_of::<F>() * input.skin_joint_count;
     let dirty = &mut packet.dirty;
     dirty.pool_palettes.clear();
-    for r in live_slots {
+    for r in input.pool.live_slots() {
         let range = ByteRange {
             start: r.first_slot as usize * entry,
             end: (r.first_slot + r.slot_count) as usize * entry,
@@ -132,4 +159,5 @@ pub(crate) fn pack_frame<F: PaletteFormat, L: Iterator<Item = ClipSlots>>(
         .flat_map(|v| v.iter())
         .map(|r| r.len() as u64)
         .sum();
+    Ok(())
 }

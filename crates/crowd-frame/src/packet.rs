@@ -179,7 +179,13 @@ pub struct Packet<F: PaletteFormat = PaletteEntry> {
 impl<F: PaletteFormat> Packet<F> {
     /// An empty packet for `pool_slots` slots and `max_unique` unique palettes of `skin_joint_count` entries, and
     /// `lods` LODs.
-    pub(crate) fn new(skin_joint_count: usize, pool_slots: usize, max_unique: usize, lods: usize, buckets: usize) -> Self {
+    pub(crate) fn new(
+        skin_joint_count: usize,
+        pool_slots: usize,
+        max_unique: usize,
+        lods: usize,
+        buckets: usize,
+    ) -> Self {
         Self {
             frame_time: 0.0,
             camera: FrameCamera::default(),

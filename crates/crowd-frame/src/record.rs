@@ -2,7 +2,6 @@
 
 use bytemuck::{Pod, Zeroable};
 use glam::{Quat, Vec3, Vec4};
-use half::f16;
 
 use crate::{Error, Result};
 
@@ -138,7 +137,14 @@ impl InstanceRecord {
             }
             RecordAnim::Unique { palette } => (0.0, palette),
         };
-        Ok(Self::pack(position, Quat::from_vec4(q / length), scale, fraction, anim, tint))
+        // A rotation of unit length to within 2^-20 (every stored instance rotation) packs as given, so that the
+        // frame packer, which skips this check, writes the same bits; the decoder normalises.
+        let q = if (length - 1.0).abs() <= 1.0 / 1_048_576.0 {
+            q
+        } else {
+            q / length
+        };
+        Ok(Self::pack(position, Quat::from_vec4(q), scale, fraction, anim, tint))
     }
 
     /// Packs values that [`InstanceRecord::new`]'s rules already hold for: `rotation` of unit length (within
@@ -149,15 +155,16 @@ impl InstanceRecord {
     pub(crate) fn pack(position: Vec3, rotation: Quat, scale: f32, fraction: f32, anim: u32, tint: Vec4) -> Self {
         let q = Vec4::from(rotation);
         let q = if q.w < 0.0 { -q } else { q };
-        let snorm = |x: f32| u32::from((x * 32767.0).round() as i16 as u16);
-        let unorm16 = |x: f32| (x * 65535.0).round() as u32;
-        let unorm8 = |x: f32| (x * 255.0).round() as u32;
+        // Rounded to integers in the low mantissa bits (see `rounded_bits`), four lanes at a time.
+        let q = rounded_bits(q * 32767.0).map(|b| b & 0xffff);
+        let t = rounded_bits(tint * 255.0).map(|b| b & 0xff);
+        let f = rounded_bits(Vec4::splat(fraction * 65535.0))[0] & 0xffff;
         Self {
             position: position.to_array(),
-            scale_fraction: u32::from(f16::from_f32(scale).to_bits()) | (unorm16(fraction) << 16),
-            rotation: [snorm(q.x) | (snorm(q.y) << 16), snorm(q.z) | (snorm(q.w) << 16)],
+            scale_fraction: f16_bits_normal(scale) | (f << 16),
+            rotation: [q[0] | (q[1] << 16), q[2] | (q[3] << 16)],
             anim,
-            tint: unorm8(tint.x) | (unorm8(tint.y) << 8) | (unorm8(tint.z) << 16) | (unorm8(tint.w) << 24),
+            tint: t[0] | (t[1] << 8) | (t[2] << 16) | (t[3] << 24),
         }
     }
 
@@ -188,6 +195,24 @@ impl InstanceRecord {
     }
 }
 
+/// The f16 bits of `v`, rounded to nearest even, for `v` within [`SCALE_MIN`]`..=`[`SCALE_MAX`] (f16's normal
+/// range, where the conversion is a rebias of the exponent and a rounded shift of the significand; a carry out of
+/// the significand correctly bumps the exponent). Equals `half::f16::from_f32(v)` there (tested).
+#[inline(always)]
+fn f16_bits_normal(v: f32) -> u32 {
+    let b = v.to_bits();
+    ((b + 0x0fff + ((b >> 13) & 1)) >> 13) - (112 << 10)
+}
+
+/// The bits of `v + 1.5 * 2^23`, lane by lane: for `|v| < 2^22`, the sum's unit is 1, so its low mantissa bits
+/// hold `v` rounded to the nearest integer (ties to even), in two's complement for negative `v`.
+/// Baseline x86-64 has no rounding instruction (SSE4.1), so `f32::round` is a library call, and a float-to-integer
+/// cast checks for saturation; this is one vector add.
+#[inline(always)]
+fn rounded_bits(v: Vec4) -> [u32; 4] {
+    (v + Vec4::splat(12_582_912.0)).to_array().map(f32::to_bits)
+}
+
 /// WGSL's `unpack2x16snorm`: component `i` is `max(f32(i16 of half i) / 32767, -1)`, low half first.
 fn unpack2x16snorm(w: u32) -> [f32; 2] {
     [w as u16, (w >> 16) as u16].map(|h| (f32::from(h as i16) / 32767.0).max(-1.0))
@@ -196,6 +221,7 @@ fn unpack2x16snorm(w: u32) -> [f32; 2] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use half::f16;
 
     #[test]
     fn layout_of_a_known_record() {
@@ -221,6 +247,26 @@ mod tests {
             (d.scale, d.fraction, d.slots, d.rotation),
             (1.0, 1.0, [7, 0x1234], Quat::IDENTITY)
         );
+    }
+
+    #[test]
+    fn the_scale_conversion_matches_half_over_the_whole_range() {
+        // Every f32 from SCALE_MIN to SCALE_MAX in steps of 37 ulps (ties and carries included: the step is odd).
+        let (lo, hi) = (SCALE_MIN.to_bits(), SCALE_MAX.to_bits());
+        let mut checked = 0;
+        for b in (lo..=hi)
+            .step_by(37)
+            .chain([lo, hi, 0x3f80_1000, 0x3f80_3000, 0x3fff_f000])
+        {
+            let v = f32::from_bits(b);
+            assert_eq!(
+                f16_bits_normal(v),
+                u32::from(f16::from_f32(v).to_bits()),
+                "{v:e} ({b:#x})"
+            );
+            checked += 1;
+        }
+        assert!(checked > 1_000_000);
     }
 
     #[test]

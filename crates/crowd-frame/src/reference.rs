@@ -3,7 +3,7 @@
 //! (`PosePool::map_instances_scalar`, one instance per call) and
 //! `skin_pack::palette_from_model`. It allocates and is slow; never call it per frame in a game.
 
-use anim_pose::{SlotRef, BlendLayer, BlendingJob, LocalToModelJob, SamplingJob, SoaTransform, num_soa_joints};
+use anim_pose::{BlendLayer, BlendingJob, LocalToModelJob, SamplingJob, SlotRef, SoaTransform, num_soa_joints};
 use crowd_cull::Tier;
 use glam::Affine3A;
 use skin_pack::{PaletteFormat, palette_from_model};
@@ -167,7 +167,8 @@ pub fn reference_frame<F: PaletteFormat>(frame: &CrowdFrame<'_, F>) -> Result<Re
                 d.instance_count - take as u32,
             ));
         } else {
-            out.draws.push(draw(RecordKind::Pooled, d.first_instance, d.instance_count));
+            out.draws
+                .push(draw(RecordKind::Pooled, d.first_instance, d.instance_count));
         }
     }
     for range in pool.live_slots() {

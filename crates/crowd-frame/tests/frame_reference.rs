@@ -33,7 +33,11 @@ fn palette_error(got: &[PaletteEntry], want: &[Affine3A]) -> f32 {
 /// Checks one packet against the reference of the frame's state.
 fn check(crowd: &CrowdFrame<'_>, packet: &Packet, frame: usize) {
     let want = reference_frame(crowd).expect("the reference runs");
-    assert_eq!(packet.records().len(), want.records.len(), "frame {frame}: record count");
+    assert_eq!(
+        packet.records().len(),
+        want.records.len(),
+        "frame {frame}: record count"
+    );
     for (i, (g, w)) in packet.records().iter().zip(&want.records).enumerate() {
         assert_eq!(g, w, "frame {frame}: record {i}");
     }
@@ -59,7 +63,11 @@ fn check(crowd: &CrowdFrame<'_>, packet: &Packet, frame: usize) {
         let records = &packet.records()[d.first_instance as usize..(d.first_instance + d.instance_count) as usize];
         for (k, r) in records.iter().enumerate() {
             let i = d.first_instance as usize + k;
-            assert!(covered(&dirty.records, i * INSTANCE_RECORD_SIZE, (i + 1) * INSTANCE_RECORD_SIZE));
+            assert!(covered(
+                &dirty.records,
+                i * INSTANCE_RECORD_SIZE,
+                (i + 1) * INSTANCE_RECORD_SIZE
+            ));
             let decoded = r.decode();
             match d.kind {
                 RecordKind::Pooled => {
@@ -83,7 +91,10 @@ fn check(crowd: &CrowdFrame<'_>, packet: &Packet, frame: usize) {
     assert_eq!(stats.per_tier.iter().sum::<u32>(), stats.visible);
     assert_eq!(packet.draws().len(), DRAWS_PER_LOD * crowd.character().lods().len());
     let drawn: u32 = packet.draws().iter().map(|d: &PacketDraw| d.instance_count).sum();
-    assert_eq!(drawn, stats.visible, "frame {frame}: every visible instance is drawn once");
+    assert_eq!(
+        drawn, stats.visible,
+        "frame {frame}: every visible instance is drawn once"
+    );
 }
 
 /// Runs `frames` scripted frames of `n` instances, checking each packet; returns the tiers seen.
@@ -105,7 +116,10 @@ fn run(character: &Character, settings: FrameSettings, n: usize, frames: usize) 
         fades += packet.stats().fading;
         unique += packet.stats().unique;
     }
-    assert!(fades > 0 && unique > 0, "the script crossfades ({fades}) and has unique instances ({unique})");
+    assert!(
+        fades > 0 && unique > 0,
+        "the script crossfades ({fades}) and has unique instances ({unique})"
+    );
     seen
 }
 

@@ -118,7 +118,9 @@ impl Script {
         for p in &mut self.positions {
             *p += step;
         }
-        crowd.set_positions(&self.movers, &self.positions).expect("moves are valid");
+        crowd
+            .set_positions(&self.movers, &self.positions)
+            .expect("moves are valid");
         let clips = crowd.character().clips().len();
         for _ in 0..switches {
             let h = self.handles[self.rng.below(self.handles.len())];
