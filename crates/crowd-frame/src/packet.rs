@@ -261,3 +261,30 @@ impl<F: PaletteFormat> FramePacket for Packet<F> {
         let _ = dropped;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Vec4;
+
+    #[test]
+    fn the_culling_camera_is_the_frustum_of_the_drawing_camera() {
+        let (eye, target) = (Vec3::new(3.0, 1.7, 2.0), Vec3::new(-4.0, 0.5, -20.0));
+        let frame = FrameCamera::perspective(eye, target, Vec3::Y, 0.9, 1.6, 0.1, 300.0).cull_camera();
+        let direct = CullCamera::perspective(eye, target, Vec3::Y, 0.9, 1.6, 0.1, 300.0);
+        assert!((frame.proj_scale - direct.proj_scale).abs() < 1e-5);
+        assert!(frame.depth_plane.abs_diff_eq(direct.depth_plane, 1e-5));
+        // The same set of planes (the two constructions may order them differently). A plane extracted from the
+        // matrix loses relative precision in its distance (the far plane's, 297, by about 1e-4).
+        let same = |p: Vec4, q: Vec4| {
+            p.truncate().abs_diff_eq(q.truncate(), 1e-4) && (p.w - q.w).abs() <= 5e-4 * p.w.abs().max(1.0)
+        };
+        for p in direct.planes {
+            assert!(
+                frame.planes.iter().any(|&q| same(p, q)),
+                "plane {p} of the direct camera is missing from {:?}",
+                frame.planes
+            );
+        }
+    }
+}
