@@ -2,7 +2,8 @@
 //!
 //! It imports the model, samples every clip at a fixed rate with the exact evaluator, converts each pose to
 //! model space, builds the skinning palette, skins every bound mesh on the CPU, and prints what it measured:
-//! the skeleton, each clip's channels, sampling cost, root travel, loop seam error and animated bounds.
+//! the skeleton, each clip's channels, sampling cost, root travel, loop seam error and animated bounds. Then it
+//! runs a crowd of the model through `crowd-frame` (`crate::crowd_demo`).
 
 use std::path::Path;
 use std::time::Instant;
@@ -67,6 +68,10 @@ pub fn run(path: &Path, rate: f32) -> Result<()> {
             );
         }
         runtime_section(sk, &clips)?;
+    }
+    match crate::crowd_demo::run(&model) {
+        Ok(()) => {}
+        Err(e) => println!("crowd: skipped ({e:#})"),
     }
     if cfg!(debug_assertions) {
         println!(

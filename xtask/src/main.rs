@@ -2,7 +2,8 @@
 //!
 //! Commands:
 //! - `demo`: imports the default character (or `--model PATH`), samples every clip, skins the mesh on the
-//!   CPU at every sampled frame, and prints the skeleton, clip and animated-bounds statistics.
+//!   CPU at every sampled frame, and prints the skeleton, clip and animated-bounds statistics; then runs 10,000
+//!   instances through `crowd_frame::CrowdFrame` for 120 frames and prints what the last packet held.
 //! - `gen-assets`: regenerates `assets/crowd_character.glb` from our own code.
 //! - `inspect MODEL`: prints a glTF model's skeleton tree, clips (with the runtime clip's rate, memory and error),
 //!   skinned primitives and bounds.
@@ -12,6 +13,7 @@
 //!   `bench --criterion` runs the criterion benches.
 
 mod character;
+mod crowd_demo;
 mod demo;
 mod inspect;
 mod skin;
