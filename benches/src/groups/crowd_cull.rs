@@ -31,7 +31,8 @@ pub struct Scene {
     pub camera: CullCamera,
 }
 
-fn hash(i: u32) -> f32 {
+/// A hash of `i` in `[0, 1)`, for deterministic scenes.
+pub fn hash(i: u32) -> f32 {
     let mut h = i.wrapping_mul(0x9E37_79B9) ^ 0x85EB_CA6B;
     h ^= h >> 15;
     h = h.wrapping_mul(0x2C1B_3C6D);

@@ -24,16 +24,8 @@ use glam::{Quat, Vec3};
 use skin_pack::FrameExchange;
 
 use crate::alloc_count::allocations;
+use crate::groups::crowd_cull::hash;
 use crate::harness::{Effort, Figure, median_seconds_per_iteration};
-
-/// A hash of `i` in `[0, 1)`.
-fn hash(i: u32) -> f32 {
-    let mut h = i.wrapping_mul(0x9E37_79B9) ^ 0x85EB_CA6B;
-    h ^= h >> 15;
-    h = h.wrapping_mul(0x2C1B_3C6D);
-    h ^= h >> 12;
-    (h >> 8) as f32 / (1u32 << 24) as f32
-}
 
 /// The frame's settings: every visible instance pooled.
 fn settings() -> FrameSettings {
