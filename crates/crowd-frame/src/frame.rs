@@ -3,10 +3,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use anim_pose::{
-    BlendLayer, BlendingJob, LocalToModelJob, PoolClip, PosePool, PosePoolOptions, SamplingJob, SlotRef, SoaTransform,
-    num_soa_joints,
-};
+use anim_pose::{PoolClip, PosePool, PosePoolOptions, SlotRef, SoaTransform, num_soa_joints};
 use crowd_cull::{
     AnimState, ClusterSettings, CullOutput, CullingCache, CullingJob, GroupDesc, GroupId, Handle, InstanceDesc,
     InstanceStore, MaintainBudget, Tier,
@@ -20,10 +17,8 @@ use crate::character::{Character, ClipId};
 use crate::pack::{PACK_CHUNK, PackInput, pack_frame};
 use crate::packet::{FrameCamera, Packet};
 use crate::record::{SCALE_MAX, SCALE_MIN};
+use crate::unique::{UniqueInput, animate_unique};
 use crate::{Error, Result};
-
-/// The blending threshold of unique crossfades: the two weights sum to one, so any value below one works.
-const BLEND_THRESHOLD: f32 = 0.1;
 
 /// Marks a record whose instance is not unique in [`CrowdFrame`]'s per-record unique index.
 pub(crate) const NOT_UNIQUE: u32 = u32::MAX;
@@ -538,7 +533,22 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         let n = self.cull.indices().len();
         let t_pool = Instant::now();
 
-        self.animate_unique(now)?;
+        {
+            let slots = self.store.group_slots(self.group)?;
+            let n = self.unique_count;
+            animate_unique(
+                &UniqueInput {
+                    character: self.character,
+                    pool: &self.pool,
+                    rest: &self.rest,
+                    anim: slots.anim,
+                    slots: &self.unique_slots[..n],
+                    now,
+                },
+                &mut self.unique_local,
+                &mut self.unique_model,
+            )?;
+        }
         let t_unique = Instant::now();
 
         let mut packet = self.exchange.begin_write()?;
@@ -685,86 +695,6 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
             }
         }
         Ok(())
-    }
-
-    /// Samples, blends and converts the frame's unique instances to model space, in parallel.
-    fn animate_unique(&mut self, now: f32) -> Result<()> {
-        let n = self.unique_count;
-        if n == 0 {
-            return Ok(());
-        }
-        let slots = self.store.group_slots(self.group)?;
-        let skeleton = self.character.skeleton();
-        let clips = self.character.clips();
-        let (j, soa) = (skeleton.joint_count(), num_soa_joints(skeleton.joint_count()));
-        let (pool, rest) = (&self.pool, &self.rest[..]);
-        self.unique_model[..n * j]
-            .par_chunks_mut(j)
-            .zip(self.unique_local[..n * 3 * soa].par_chunks_mut(3 * soa))
-            .zip(self.unique_slots[..n].par_iter())
-            .try_for_each(|((model, local), &slot)| {
-                let anim = &slots.anim[slot as usize];
-                let t = clip_time(anim, now);
-                let (a, rest_local) = local.split_at_mut(soa);
-                let (b, blend) = rest_local.split_at_mut(soa);
-                let input: &[SoaTransform] = match anim.fade_target {
-                    None => {
-                        SamplingJob {
-                            clip: &clips[anim.clip as usize],
-                            time: t,
-                            output: a,
-                        }
-                        .run()?;
-                        a
-                    }
-                    Some(to) => {
-                        let t_from = pool.synced_time(to as u16, anim.clip as u16, t)?;
-                        SamplingJob {
-                            clip: &clips[anim.clip as usize],
-                            time: t_from,
-                            output: a,
-                        }
-                        .run()?;
-                        SamplingJob {
-                            clip: &clips[to as usize],
-                            time: t,
-                            output: b,
-                        }
-                        .run()?;
-                        let w = anim.fade_weight;
-                        let layers = [
-                            BlendLayer {
-                                transform: a,
-                                weight: 1.0 - w,
-                                joint_weights: None,
-                            },
-                            BlendLayer {
-                                transform: b,
-                                weight: w,
-                                joint_weights: None,
-                            },
-                        ];
-                        BlendingJob {
-                            layers: &layers,
-                            additive: &[],
-                            rest_pose: rest,
-                            threshold: BLEND_THRESHOLD,
-                            output: blend,
-                        }
-                        .run()?;
-                        blend
-                    }
-                };
-                LocalToModelJob {
-                    skeleton,
-                    input,
-                    output: model,
-                    from: None,
-                    root: None,
-                }
-                .run()?;
-                Ok::<(), Error>(())
-            })
     }
 }
 

@@ -54,6 +54,7 @@ mod pack;
 mod packet;
 mod record;
 pub mod reference;
+mod unique;
 
 pub use anim::{Spawn, clip_time};
 pub use character::{Character, CharacterOptions, ClipId, LodRange, SlotCount};
