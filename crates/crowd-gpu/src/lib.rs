@@ -1,8 +1,16 @@
 //! The wgpu crowd renderer, and the registry of every WGSL shader in `shaders/`.
 //!
-//! The renderer itself (instanced skinned draws, baked playback, GPU culling, headless images) is
-//! specified by later issues and not built yet. Today the crate holds [`shaders`], the single place that
-//! loads WGSL source, and its tests validate every shader with naga and check the GPU layout of the
-//! palette entry against `skin_pack::PaletteEntry`.
+//! The renderer itself (instanced skinned draws, baked playback, GPU culling, headless images) is being built
+//! (issue 21). Today the crate holds:
+//! - [`shaders`], the single place that loads WGSL source; its tests validate every shader with naga and check the
+//!   GPU layouts of the palette entries and the instance record against their Rust types;
+//! - [`PackedMesh`], an imported skinned primitive in the renderer's compact vertex streams, with the quantizers
+//!   of [`quantize`] and their stated error bounds.
 
+mod error;
+mod mesh_pack;
+pub mod quantize;
 pub mod shaders;
+
+pub use error::{Error, Result};
+pub use mesh_pack::{PackedIndices, PackedJoints, PackedMesh, UvFormat};

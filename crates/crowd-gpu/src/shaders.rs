@@ -32,5 +32,13 @@ pub const INSTANCE_RECORD: ShaderSource = ShaderSource {
     source: include_str!("../../../shaders/instance_record.wgsl"),
 };
 
+/// Declares the decoders of the packed mesh vertex attributes (`crate::quantize`): octahedral normals, unorm16 and
+/// f16 UVs, u8 and u16 joints, unorm8 weights. Other shaders prepend it; its bindings and entry point exist so that
+/// naga validates the decoders.
+pub const VERTEX_FORMATS: ShaderSource = ShaderSource {
+    file: "vertex_formats.wgsl",
+    source: include_str!("../../../shaders/vertex_formats.wgsl"),
+};
+
 /// Every shader in `shaders/`. A test checks that this list matches the folder.
-pub const ALL: &[ShaderSource] = &[PALETTE, PALETTE_F16, INSTANCE_RECORD];
+pub const ALL: &[ShaderSource] = &[PALETTE, PALETTE_F16, INSTANCE_RECORD, VERTEX_FORMATS];

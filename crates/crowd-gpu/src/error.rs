@@ -1,0 +1,28 @@
+//! The crate's error type.
+
+/// What went wrong, naming the object at fault.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A mesh cannot be packed: `mesh` names it, `what` says where and why.
+    #[error("{mesh}: {what}")]
+    Mesh {
+        /// The mesh's name (`mesh 'Name' primitive P`).
+        mesh: String,
+        /// What is wrong, naming the vertex, index or attribute.
+        what: String,
+    },
+}
+
+impl Error {
+    /// [`Error::Mesh`] for `mesh`.
+    pub(crate) fn mesh(mesh: &str, what: impl Into<String>) -> Self {
+        Self::Mesh {
+            mesh: mesh.to_owned(),
+            what: what.into(),
+        }
+    }
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
