@@ -1,6 +1,6 @@
 // Decoders of the packed mesh vertex attributes (`crowd_gpu::quantize`, whose decode functions mirror these line
 // for line; the sizes and error bounds are stated there). Other shaders prepend this file; its bindings and entry
-// point exist so that naga validates every decoder.
+// point exist so that naga validates every decoder. Requires shaders/f16.wgsl.
 
 // An octahedral normal: two snorm16 (x low). Unfolds the lower hemisphere and normalizes.
 fn decode_oct_normal(w: u32) -> vec3<f32> {
@@ -17,9 +17,9 @@ fn decode_uv_unorm16(w: u32) -> vec2<f32> {
     return unpack2x16unorm(w);
 }
 
-// A UV: two f16 (u low). `unpack2x16float` needs no SHADER_F16.
+// A UV: two f16 (u low), exactly as unpack2x16float decodes them (unpack_halves, from shaders/f16.wgsl).
 fn decode_uv_f16(w: u32) -> vec2<f32> {
-    return unpack2x16float(w);
+    return unpack_halves(w);
 }
 
 // Four joint indices as u8 (influence 0 low).

@@ -92,6 +92,7 @@ pub fn report(path: &Path, model: &Model) -> String {
             texture,
             if m.colors.is_empty() { "" } else { ", vertex colours" }
         );
+        let _ = writeln!(s, "    {}", packed_summary(model, m));
     }
     let b = model.bounds();
     if b.is_empty() {
@@ -180,4 +181,44 @@ fn runtime_summary(model: &Model, clip: &Clip) -> String {
         }
         Err(e) => format!("cannot build: {e}"),
     }
+}
+
+/// The renderer's packing of mesh `m` (bytes per vertex, formats) and its LOD levels: triangles, meshopt's
+/// error in the model's units, and the screen-size thresholds that keep each level under a pixel at 1080 px.
+fn packed_summary(model: &Model, m: &anim_pose::SkinnedMesh) -> String {
+    let index = model.meshes.iter().position(|x| std::ptr::eq(x, m));
+    let skeleton = model
+        .bindings
+        .iter()
+        .find(|b| index.is_some_and(|i| b.meshes.contains(&i)))
+        .map(|b| b.skeleton);
+    let Some(skin) = skeleton.map(|k| model.skeletons[k].skin_joint_count()) else {
+        return "packed: not bound to a skin".to_owned();
+    };
+    let packed = match crowd_gpu::PackedMesh::new(m, skin) {
+        Ok(p) => p,
+        Err(e) => return format!("packed: error: {e}"),
+    };
+    let joints = match packed.joints {
+        crowd_gpu::PackedJoints::U8(_) => "u8",
+        crowd_gpu::PackedJoints::U16(_) => "u16",
+    };
+    let uv = match packed.uv_format {
+        crowd_gpu::UvFormat::Unorm16 => "unorm16",
+        crowd_gpu::UvFormat::F16 => "f16",
+    };
+    let radius = (m.bounds.size() * 0.5).length();
+    let thresholds = crowd_gpu::lod_thresholds(&packed.lods, radius, 1080.0, 1.0, 0.1);
+    let levels: Vec<String> = packed
+        .lods
+        .iter()
+        .map(|l| format!("{} tris (error {:.4})", l.triangles(), l.error))
+        .collect();
+    format!(
+        "packed: {} B/vertex (joints {joints}, UV {uv}, {}-bit indices); LOD {}; thresholds for 1 px at 1080 px {:.4?}",
+        packed.vertex_bytes(),
+        8 * packed.indices.index_size(),
+        levels.join(", "),
+        thresholds
+    )
 }

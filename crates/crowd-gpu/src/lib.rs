@@ -5,12 +5,15 @@
 //! - [`shaders`], the single place that loads WGSL source; its tests validate every shader with naga and check the
 //!   GPU layouts of the palette entries and the instance record against their Rust types;
 //! - [`PackedMesh`], an imported skinned primitive in the renderer's compact vertex streams, with the quantizers
-//!   of [`quantize`] and their stated error bounds.
+//!   of [`quantize`] and their stated error bounds, and its LOD levels ([`build_lods`], with meshopt) and the
+//!   screen-size thresholds that keep each level's error under a pixel ([`lod_thresholds`]).
 
 mod error;
+mod lod;
 mod mesh_pack;
 pub mod quantize;
 pub mod shaders;
 
 pub use error::{Error, Result};
+pub use lod::{DEFAULT_LOD_TARGETS, LodLevel, build_lods, lod_thresholds};
 pub use mesh_pack::{PackedIndices, PackedJoints, PackedMesh, UvFormat};

@@ -3,6 +3,7 @@
 use anim_pose::SkinnedMesh;
 use glam::{Vec2, Vec3};
 
+use crate::lod::{DEFAULT_LOD_TARGETS, LodLevel, build_lods};
 use crate::quantize::{encode_oct_normal, encode_rgba8, encode_uv_f16, encode_uv_unorm16, quantize_weights};
 use crate::{Error, Result};
 
@@ -87,20 +88,33 @@ pub struct PackedMesh {
     pub weights: Vec<u32>,
     /// Vertex colours, when the mesh has them.
     pub colors: Option<Vec<u32>>,
-    /// Triangle indices.
+    /// Triangle indices: every LOD level's, one after another.
     pub indices: PackedIndices,
+    /// The LOD levels, finest first: index ranges of `indices` over the same vertices.
+    pub lods: Vec<LodLevel>,
 }
 
 impl PackedMesh {
-    /// Packs `mesh`, whose joints index a skin of `skin_joint_count` joints. Runs once per mesh, at load.
+    /// Packs `mesh`, whose joints index a skin of `skin_joint_count` joints, with the [`DEFAULT_LOD_TARGETS`]
+    /// levels. Runs once per mesh, at load.
+    ///
+    /// # Errors
+    ///
+    /// As [`PackedMesh::with_lods`].
+    pub fn new(mesh: &SkinnedMesh, skin_joint_count: usize) -> Result<Self> {
+        Self::with_lods(mesh, skin_joint_count, &DEFAULT_LOD_TARGETS)
+    }
+
+    /// Packs `mesh` with LOD levels keeping the fractions `targets` of its triangles (see [`build_lods`]).
     ///
     /// # Errors
     ///
     /// [`Error::Mesh`] naming the mesh and the vertex, influence or index at fault when: the mesh has no vertex,
     /// an attribute's length differs from the vertex count, a position is not finite, a weighted influence names a
     /// joint at or past `skin_joint_count`, a vertex's weights are negative, not finite or all zero, a UV is not
-    /// finite or past ±65504, the index count is not a multiple of 3, or an index is past the vertices.
-    pub fn new(mesh: &SkinnedMesh, skin_joint_count: usize) -> Result<Self> {
+    /// finite or past ±65504, the index count is not a multiple of 3, an index is past the vertices, or the
+    /// targets are not a decreasing list from 1.0.
+    pub fn with_lods(mesh: &SkinnedMesh, skin_joint_count: usize, targets: &[f32]) -> Result<Self> {
         let name = mesh.name.as_str();
         let n = mesh.vertex_count();
         if n == 0 {
@@ -219,6 +233,8 @@ impl PackedMesh {
             )
         };
         let colors = (!mesh.colors.is_empty()).then(|| mesh.colors.iter().map(|&c| encode_rgba8(c)).collect());
+        let positions: Vec<[f32; 3]> = mesh.positions.iter().map(|p| p.to_array()).collect();
+        let (indices, lods) = build_lods(name, &positions, &indices, targets)?;
         let indices = if n <= 1 << 16 {
             PackedIndices::U16(indices.iter().map(|&i| i as u16).collect())
         } else {
@@ -226,7 +242,7 @@ impl PackedMesh {
         };
         Ok(Self {
             name: name.to_owned(),
-            positions: mesh.positions.iter().map(|p| p.to_array()).collect(),
+            positions,
             normals,
             uvs,
             uv_format,
@@ -234,6 +250,7 @@ impl PackedMesh {
             weights,
             colors,
             indices,
+            lods,
         })
     }
 

@@ -67,7 +67,34 @@ fn check(mesh: &SkinnedMesh, packed: &PackedMesh) {
         PackedIndices::U16(i) => i.iter().map(|&x| u32::from(x)).collect(),
         PackedIndices::U32(i) => i.clone(),
     };
-    assert_eq!(indices, mesh.indices.to_u32_vec());
+    let full = packed.lods[0];
+    assert_eq!(full.first_index, 0);
+    assert_eq!(
+        indices[..full.index_count as usize],
+        mesh.indices.to_u32_vec()[..],
+        "{}: LOD 0 is the mesh",
+        mesh.name
+    );
+    assert_eq!(packed.lods.len(), 3);
+    for pair in packed.lods.windows(2) {
+        assert!(
+            pair[1].index_count <= pair[0].index_count && pair[1].error >= pair[0].error,
+            "{}",
+            mesh.name
+        );
+    }
+    // The coarsest level reaches its 6% target within a factor of two (sloppy simplification takes over where the
+    // topology stops the regular one).
+    let (t0, t2) = (packed.lods[0].triangles() as f32, packed.lods[2].triangles() as f32);
+    assert!(
+        t2 <= (0.12 * t0).ceil().max(1.0),
+        "{}: {} of {} triangles at LOD 2",
+        mesh.name,
+        t2,
+        t0
+    );
+    let end = packed.lods.last().map(|l| (l.first_index + l.index_count) as usize);
+    assert_eq!(end, Some(indices.len()));
     assert_eq!(packed.colors.is_some(), !mesh.colors.is_empty());
 }
 

@@ -5,9 +5,11 @@
 
 use crowd_gpu::shaders::ShaderSource;
 
-/// `shader` parsed and validated with every check and no extra capability; panics with naga's report otherwise.
+/// `shader`, composed with the files it requires, parsed and validated with every check and no extra capability;
+/// panics with naga's report otherwise.
 pub fn module(shader: &ShaderSource) -> naga::Module {
-    let (file, source) = (shader.file, shader.source);
+    let composed = shader.composed();
+    let (file, source) = (shader.file, composed.as_str());
     let module = naga::front::wgsl::parse_str(source)
         .unwrap_or_else(|e| panic!("{file} does not parse:\n{}", e.emit_to_string(source)));
     naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
