@@ -12,9 +12,20 @@ pub enum Error {
         /// What is wrong, naming the vertex, index or attribute.
         what: String,
     },
+    /// The GPU side failed: no device, a limit, a readback.
+    #[error("gpu: {what}")]
+    Gpu {
+        /// What failed and why.
+        what: String,
+    },
 }
 
 impl Error {
+    /// [`Error::Gpu`].
+    pub(crate) fn gpu(what: impl Into<String>) -> Self {
+        Self::Gpu { what: what.into() }
+    }
+
     /// [`Error::Mesh`] for `mesh`.
     pub(crate) fn mesh(mesh: &str, what: impl Into<String>) -> Self {
         Self::Mesh {

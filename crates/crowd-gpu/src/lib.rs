@@ -2,6 +2,8 @@
 //!
 //! The renderer itself (instanced skinned draws, baked playback, GPU culling, headless images) is being built
 //! (issue 21). Today the crate holds:
+//! - [`headless`]: a device without a window ([`headless::Gpu`]) and an offscreen RGBA8 target that reads back
+//!   ([`headless::OffscreenTarget`]);
 //! - [`shaders`], the single place that loads WGSL source; its tests validate every shader with naga and check the
 //!   GPU layouts of the palette entries and the instance record against their Rust types;
 //! - [`PackedMesh`], an imported skinned primitive in the renderer's compact vertex streams, with the quantizers
@@ -9,6 +11,7 @@
 //!   screen-size thresholds that keep each level's error under a pixel ([`lod_thresholds`]).
 
 mod error;
+pub mod headless;
 mod lod;
 mod mesh_pack;
 pub mod quantize;

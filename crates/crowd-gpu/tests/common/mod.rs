@@ -73,3 +73,32 @@ pub fn sample_assets() -> Option<std::path::PathBuf> {
         }
     }
 }
+
+/// A headless device: on a machine without any adapter, panics when `CI=true` (CI installs lavapipe) and
+/// otherwise prints a loud skip line and returns `None`.
+pub fn gpu() -> Option<crowd_gpu::headless::Gpu> {
+    match crowd_gpu::headless::Gpu::open(None).expect("the adapter gives a device") {
+        Some(gpu) => {
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!(
+                    "adapter: {} ({:?}, {:?})\n",
+                    gpu.info.name, gpu.info.backend, gpu.info.device_type
+                )
+                .as_bytes(),
+            );
+            Some(gpu)
+        }
+        None => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "no wgpu adapter on CI: install a Vulkan driver (lavapipe: mesa-vulkan-drivers)"
+            );
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                b"SKIPPED: no wgpu adapter on this machine; the GPU tests did not run\n",
+            );
+            None
+        }
+    }
+}

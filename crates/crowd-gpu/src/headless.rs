@@ -1,0 +1,196 @@
+//! Headless rendering: open a wgpu device without a window, and render into an offscreen RGBA8 target that reads
+//! back as tightly packed rows. Tests, `xtask` and engines without a window use it.
+
+use crate::{Error, Result};
+
+/// A device and queue with no surface, and what the adapter is.
+#[derive(Debug)]
+pub struct Gpu {
+    /// The instance the adapter came from.
+    pub instance: wgpu::Instance,
+    /// The adapter.
+    pub adapter: wgpu::Adapter,
+    /// The device.
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+    /// The adapter's name, backend and device type (`Cpu` for lavapipe).
+    pub info: wgpu::AdapterInfo,
+}
+
+impl Gpu {
+    /// Opens the default adapter (the `WGPU_BACKEND`, `WGPU_ADAPTER_NAME` and other environment variables of
+    /// `wgpu::InstanceDescriptor::with_env` apply) and a device with `limits`, or with the adapter's own limits
+    /// when `None`. Returns `Ok(None)` when there is no adapter at all.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Gpu`] when the adapter refuses the device (for example, limits above its own).
+    pub fn open(limits: Option<wgpu::Limits>) -> Result<Option<Self>> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let Ok(adapter) = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default())) else {
+            return Ok(None);
+        };
+        let info = adapter.get_info();
+        let required_limits = limits.unwrap_or_else(|| adapter.limits());
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("crowd-gpu headless"),
+            required_features: wgpu::Features::empty(),
+            required_limits,
+            ..Default::default()
+        }))
+        .map_err(|e| Error::gpu(format!("the adapter '{}' refused a device: {e}", info.name)))?;
+        Ok(Some(Self {
+            instance,
+            adapter,
+            device,
+            queue,
+            info,
+        }))
+    }
+}
+
+/// The colour format of [`OffscreenTarget`]: 8-bit RGBA in sRGB, as PNG files store it.
+pub const OFFSCREEN_COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+
+/// The depth format of [`OffscreenTarget`].
+pub const OFFSCREEN_DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+
+/// An offscreen colour and depth target of `width × height` pixels, and a buffer to read the colour back.
+#[derive(Debug)]
+pub struct OffscreenTarget {
+    /// The colour texture ([`OFFSCREEN_COLOR_FORMAT`]).
+    pub color: wgpu::Texture,
+    /// A view of `color` to render into.
+    pub color_view: wgpu::TextureView,
+    /// The depth texture ([`OFFSCREEN_DEPTH_FORMAT`]).
+    pub depth: wgpu::Texture,
+    /// A view of `depth`.
+    pub depth_view: wgpu::TextureView,
+    readback: wgpu::Buffer,
+    width: u32,
+    height: u32,
+    /// Bytes per row in the readback buffer: `4 · width` rounded up to 256, as copies require.
+    padded_row: u32,
+}
+
+impl OffscreenTarget {
+    /// A target of `width × height` pixels.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Gpu`] when a side is zero or past the device's `max_texture_dimension_2d`.
+    pub fn new(device: &wgpu::Device, width: u32, height: u32) -> Result<Self> {
+        let max = device.limits().max_texture_dimension_2d;
+        if width == 0 || height == 0 || width > max || height > max {
+            return Err(Error::gpu(format!(
+                "an offscreen target of {width} x {height} pixels: each side must be 1 to {max}"
+            )));
+        }
+        let size = wgpu::Extent3d {
+            width,
+            height,
+            depth_or_array_layers: 1,
+        };
+        let texture = |label, format, usage| {
+            device.create_texture(&wgpu::TextureDescriptor {
+                label: Some(label),
+                size,
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage,
+                view_formats: &[],
+            })
+        };
+        let color = texture(
+            "offscreen colour",
+            OFFSCREEN_COLOR_FORMAT,
+            wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        );
+        let depth = texture(
+            "offscreen depth",
+            OFFSCREEN_DEPTH_FORMAT,
+            wgpu::TextureUsages::RENDER_ATTACHMENT,
+        );
+        let padded_row = (4 * width).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
+        let readback = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("offscreen readback"),
+            size: u64::from(padded_row) * u64::from(height),
+            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+            mapped_at_creation: false,
+        });
+        Ok(Self {
+            color_view: color.create_view(&wgpu::TextureViewDescriptor::default()),
+            depth_view: depth.create_view(&wgpu::TextureViewDescriptor::default()),
+            color,
+            depth,
+            readback,
+            width,
+            height,
+            padded_row,
+        })
+    }
+
+    /// The size in pixels.
+    pub fn size(&self) -> (u32, u32) {
+        (self.width, self.height)
+    }
+
+    /// Copies the colour texture back and returns it as tightly packed RGBA8 rows, top row first
+    /// (`4 · width · height` bytes), after everything submitted so far.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Gpu`] when the device is lost or the mapping fails.
+    pub fn read_rgba8(&self, gpu: &Gpu) -> Result<Vec<u8>> {
+        let mut encoder = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("readback"),
+        });
+        encoder.copy_texture_to_buffer(
+            wgpu::TexelCopyTextureInfo {
+                texture: &self.color,
+                mip_level: 0,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            wgpu::TexelCopyBufferInfo {
+                buffer: &self.readback,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(self.padded_row),
+                    rows_per_image: Some(self.height),
+                },
+            },
+            wgpu::Extent3d {
+                width: self.width,
+                height: self.height,
+                depth_or_array_layers: 1,
+            },
+        );
+        gpu.queue.submit([encoder.finish()]);
+        let (sender, receiver) = std::sync::mpsc::channel();
+        self.readback
+            .map_async(wgpu::MapMode::Read, .., move |r| drop(sender.send(r)));
+        gpu.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::gpu(format!("waiting for the readback: {e}")))?;
+        receiver
+            .recv()
+            .map_err(|_| Error::gpu("the readback was never mapped"))?
+            .map_err(|e| Error::gpu(format!("mapping the readback: {e}")))?;
+        let mut pixels = Vec::with_capacity((4 * self.width * self.height) as usize);
+        {
+            let view = self
+                .readback
+                .get_mapped_range(..)
+                .map_err(|e| Error::gpu(format!("reading the readback: {e}")))?;
+            for row in view.chunks_exact(self.padded_row as usize) {
+                pixels.extend_from_slice(&row[..(4 * self.width) as usize]);
+            }
+        }
+        self.readback.unmap();
+        Ok(pixels)
+    }
+}
