@@ -12,6 +12,14 @@ pub enum Error {
         /// What is wrong, naming the vertex, index or attribute.
         what: String,
     },
+    /// A texture cannot be used: `name` names it, `what` says why.
+    #[error("texture '{name}' {what}")]
+    Texture {
+        /// The texture's name.
+        name: String,
+        /// What is wrong.
+        what: String,
+    },
     /// The GPU side failed: no device, a limit, a readback.
     #[error("gpu: {what}")]
     Gpu {
@@ -21,6 +29,14 @@ pub enum Error {
 }
 
 impl Error {
+    /// [`Error::Texture`] for `name`.
+    pub(crate) fn texture(name: &str, what: impl Into<String>) -> Self {
+        Self::Texture {
+            name: name.to_owned(),
+            what: what.into(),
+        }
+    }
+
     /// [`Error::Gpu`].
     pub(crate) fn gpu(what: impl Into<String>) -> Self {
         Self::Gpu { what: what.into() }

@@ -4,6 +4,7 @@
 //! (issue 21). Today the crate holds:
 //! - [`headless`]: a device without a window ([`headless::Gpu`]) and an offscreen RGBA8 target that reads back
 //!   ([`headless::OffscreenTarget`]);
+//! - [`TextureData`], a material's base colour texture decoded with `image`, with its mip chain;
 //! - [`shaders`], the single place that loads WGSL source; its tests validate every shader with naga and check the
 //!   GPU layouts of the palette entries and the instance record against their Rust types;
 //! - [`PackedMesh`], an imported skinned primitive in the renderer's compact vertex streams, with the quantizers
@@ -16,7 +17,9 @@ mod lod;
 mod mesh_pack;
 pub mod quantize;
 pub mod shaders;
+mod texture;
 
 pub use error::{Error, Result};
 pub use lod::{DEFAULT_LOD_TARGETS, LodLevel, build_lods, lod_thresholds};
 pub use mesh_pack::{PackedIndices, PackedJoints, PackedMesh, UvFormat};
+pub use texture::{MAX_TEXTURE_SIDE, TextureData};
