@@ -217,7 +217,7 @@ fn packed_summary(model: &Model, m: &anim_pose::SkinnedMesh) -> String {
     format!(
         "packed: {} B/vertex (joints {joints}, UV {uv}, {}-bit indices); LOD {}; thresholds for 1 px at 1080 px {:.4?}",
         packed.vertex_bytes(),
-        8 * packed.indices.index_size(),
+        8 * packed.index_size(),
         levels.join(", "),
         thresholds
     )

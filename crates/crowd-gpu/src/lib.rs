@@ -21,5 +21,5 @@ mod texture;
 
 pub use error::{Error, Result};
 pub use lod::{DEFAULT_LOD_TARGETS, LodLevel, build_lods, lod_thresholds};
-pub use mesh_pack::{PackedIndices, PackedJoints, PackedMesh, UvFormat};
+pub use mesh_pack::{PackedJoints, PackedMesh, UvFormat};
 pub use texture::{MAX_TEXTURE_SIDE, TextureData};

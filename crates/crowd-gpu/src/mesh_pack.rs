@@ -1,6 +1,6 @@
 //! [`PackedMesh`]: an imported skinned primitive in the renderer's compact vertex streams, checked once.
 
-use anim_pose::SkinnedMesh;
+use anim_pose::{Indices, SkinnedMesh};
 use glam::{Vec2, Vec3};
 
 use crate::lod::{DEFAULT_LOD_TARGETS, LodLevel, build_lods};
@@ -23,38 +23,6 @@ pub enum PackedJoints {
     U8(Vec<u32>),
     /// Four u16 per vertex in two words, influence 0 low in word 0.
     U16(Vec<[u32; 2]>),
-}
-
-/// A mesh's triangle indices: u16 when the vertex count allows, else u32.
-#[derive(Clone, Debug, PartialEq)]
-pub enum PackedIndices {
-    /// 16-bit indices (at most 65,536 vertices).
-    U16(Vec<u16>),
-    /// 32-bit indices.
-    U32(Vec<u32>),
-}
-
-impl PackedIndices {
-    /// The number of indices.
-    pub fn len(&self) -> usize {
-        match self {
-            Self::U16(v) => v.len(),
-            Self::U32(v) => v.len(),
-        }
-    }
-
-    /// True when there are no indices.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Bytes per index.
-    pub fn index_size(&self) -> usize {
-        match self {
-            Self::U16(_) => 2,
-            Self::U32(_) => 4,
-        }
-    }
 }
 
 /// One skinned primitive in the renderer's vertex streams (see [`crate::quantize`] for each packing and its
@@ -88,8 +56,9 @@ pub struct PackedMesh {
     pub weights: Vec<u32>,
     /// Vertex colours, when the mesh has them.
     pub colors: Option<Vec<u32>>,
-    /// Triangle indices: every LOD level's, one after another.
-    pub indices: PackedIndices,
+    /// Triangle indices, u16 when the vertex count allows (at most 65,536 vertices), else u32: every LOD level's,
+    /// one after another.
+    pub indices: Indices,
     /// The LOD levels, finest first: index ranges of `indices` over the same vertices.
     pub lods: Vec<LodLevel>,
 }
@@ -236,9 +205,9 @@ impl PackedMesh {
         let positions: Vec<[f32; 3]> = mesh.positions.iter().map(|p| p.to_array()).collect();
         let (indices, lods) = build_lods(name, &positions, &indices, targets)?;
         let indices = if n <= 1 << 16 {
-            PackedIndices::U16(indices.iter().map(|&i| i as u16).collect())
+            Indices::U16(indices.iter().map(|&i| i as u16).collect())
         } else {
-            PackedIndices::U32(indices)
+            Indices::U32(indices)
         };
         Ok(Self {
             name: name.to_owned(),
@@ -257,6 +226,14 @@ impl PackedMesh {
     /// The number of vertices.
     pub fn vertex_count(&self) -> usize {
         self.positions.len()
+    }
+
+    /// Bytes per index: 2 or 4.
+    pub fn index_size(&self) -> usize {
+        match self.indices {
+            Indices::U16(_) => 2,
+            Indices::U32(_) => 4,
+        }
     }
 
     /// Bytes per vertex over all streams.

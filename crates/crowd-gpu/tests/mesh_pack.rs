@@ -9,7 +9,7 @@ use crowd_gpu::quantize::{
     OCT_NORMAL_ERROR_BOUND, UV_UNORM16_ERROR_BOUND, WEIGHT_ERROR_BOUND, decode_oct_normal, decode_uv_f16,
     decode_uv_unorm16, decode_weights, uv_f16_error_bound,
 };
-use crowd_gpu::{Error, PackedIndices, PackedJoints, PackedMesh, UvFormat};
+use crowd_gpu::{Error, PackedJoints, PackedMesh, UvFormat};
 use glam::{Vec2, Vec3};
 
 /// Checks `packed` against `mesh`: positions exact, normals, UVs and weights within their bounds, joints exact
@@ -63,10 +63,7 @@ fn check(mesh: &SkinnedMesh, packed: &PackedMesh) {
             }
         }
     }
-    let indices: Vec<u32> = match &packed.indices {
-        PackedIndices::U16(i) => i.iter().map(|&x| u32::from(x)).collect(),
-        PackedIndices::U32(i) => i.clone(),
-    };
+    let indices = packed.indices.to_u32_vec();
     let full = packed.lods[0];
     assert_eq!(full.first_index, 0);
     assert_eq!(
@@ -107,7 +104,7 @@ fn the_default_character_packs_into_28_bytes_a_vertex() {
         let packed = PackedMesh::new(mesh, skin).expect("packs");
         check(mesh, &packed);
         assert!(matches!(packed.joints, PackedJoints::U8(_)), "56 joints fit in u8");
-        assert!(matches!(packed.indices, PackedIndices::U16(_)));
+        assert!(matches!(packed.indices, Indices::U16(_)));
         assert_eq!(packed.vertex_bytes(), if packed.colors.is_some() { 32 } else { 28 });
     }
 }
