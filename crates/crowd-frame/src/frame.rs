@@ -92,8 +92,8 @@ struct Fade {
 /// The simulation side of one crowd of one [`Character`]: the instance store, the pose pool and its crossfade
 /// buckets, the culling caches, the per-record scratch, and the [`FrameExchange`] of [`Packet`]s.
 ///
-/// The game changes instances through the methods below (they apply at once, in O(1) each, or in parallel for
-/// bulk moves), then calls [`CrowdFrame::step`] once per frame. The render thread reads packets from
+/// The game changes instances through the methods below (they apply at once, in O(1) each but for `set_speed` in
+/// a crossfade, or in parallel for bulk moves), then calls [`CrowdFrame::step`] once per frame. The render thread reads packets from
 /// [`CrowdFrame::exchange`].
 ///
 /// # Allocation
@@ -422,7 +422,8 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         Ok(self.store.set_custom(handle, tint)?)
     }
 
-    /// Changes an instance's playback speed, keeping its current clip time.
+    /// Changes an instance's playback speed, keeping its current clip time. O(1), plus a search of the running
+    /// crossfades when the instance is in one.
     ///
     /// # Errors
     ///
@@ -435,8 +436,9 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         let t = clip_time(&anim, self.time);
         anim.start_time = start_for(t, speed, self.time);
         anim.speed = speed;
-        let fade = self.fades.iter_mut().find(|f| f.handle == handle);
-        if let Some(f) = fade {
+        if anim.fade_target.is_some()
+            && let Some(f) = self.fades.iter_mut().find(|f| f.handle == handle)
+        {
             f.start_time = anim.start_time;
         }
         Ok(self.store.set_animation(handle, &anim)?)
@@ -590,7 +592,6 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
                 unique_of: &self.unique_of[..n],
                 lods: self.character.lods(),
                 skin_joint_count: s,
-                max_unique: self.settings.max_unique,
             },
             &mut self.refs[..n],
             &mut packet,

@@ -33,8 +33,6 @@ pub(crate) struct PackInput<'a> {
     pub lods: &'a [LodRange],
     /// Entries per palette.
     pub skin_joint_count: usize,
-    /// The unique cap, as the tracks were assigned with.
-    pub max_unique: usize,
 }
 
 /// The record of visible instance `first + k`, whose slot ref is `refs[k]`.
@@ -92,7 +90,6 @@ pub(crate) fn pack_frame<F: PaletteFormat>(
         })?;
 
     packet.draws.clear();
-    let mut unique_left = input.max_unique;
     let mut per_tier = [0u32; 4];
     let mut overflow = 0;
     for d in input.cull.draws() {
@@ -107,8 +104,9 @@ pub(crate) fn pack_frame<F: PaletteFormat>(
         };
         per_tier[d.tier as usize] += d.instance_count;
         if d.tier == Tier::Unique {
-            let take = (d.instance_count as usize).min(unique_left) as u32;
-            unique_left -= take as usize;
+            // The frame picked this list's unique instances from its front (`assign_tracks`); the rest overflow.
+            let list = &input.unique_of[d.first_instance as usize..(d.first_instance + d.instance_count) as usize];
+            let take = list.iter().take_while(|&&u| u != NOT_UNIQUE).count() as u32;
             overflow += d.instance_count - take;
             packet.draws.push(draw(RecordKind::Unique, d.first_instance, take));
             packet.draws.push(draw(
