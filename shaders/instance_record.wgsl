@@ -46,5 +46,3 @@ fn record_transform_point(r: InstanceRecord, p: vec3<f32>) -> vec3<f32> {
     let t = 2.0 * cross(q.xyz, p);
     return r.position + record_scale(r) * (p + q.w * t + cross(q.xyz, t));
 }
-
-@group(0) @binding(0) var<storage, read> instance_records: array<InstanceRecord>;

@@ -64,31 +64,3 @@ fn rows_transform_point(r: array<vec4<f32>, 3>, p: vec3<f32>) -> vec3<f32> {
     let p1 = vec4<f32>(p, 1.0);
     return vec3<f32>(dot(r[0], p1), dot(r[1], p1), dot(r[2], p1));
 }
-
-// Group 0, binding 0: read-only storage, Mat3x4F16 palettes written by the CPU upload
-// (entry = instance * joint_count + joint).
-@group(0) @binding(0) var<storage, read> palette_mat3x4: array<Mat3x4F16>;
-// Group 0, binding 1: read-only storage, QtF16 palettes, indexed like binding 0.
-@group(0) @binding(1) var<storage, read> palette_qt: array<QtF16>;
-// Group 0, binding 2: uniform, the palettes' translation origin (xyz; w unused).
-@group(0) @binding(2) var<uniform> palette_origin: vec4<f32>;
-// Group 0, binding 3: points in, (x, y, z, joint index as f32 bits) per element.
-@group(0) @binding(3) var<storage, read> points_in: array<vec4<f32>>;
-// Group 0, binding 4: skinned points out, two per input point: by the Mat3x4F16 palette, then by the QtF16 one.
-@group(0) @binding(4) var<storage, read_write> points_out: array<vec4<f32>>;
-
-// A compute entry point that skins points by both formats, so that naga validates the whole decode path.
-@compute @workgroup_size(64)
-fn skin_points_f16(@builtin(global_invocation_id) id: vec3<u32>) {
-    let i = id.x;
-    if (i >= arrayLength(&points_in)) {
-        return;
-    }
-    let p = points_in[i];
-    let j = bitcast<u32>(p.w);
-    let origin = palette_origin.xyz;
-    let m = mat3x4_f16_rows(palette_mat3x4[min(j, arrayLength(&palette_mat3x4) - 1u)], origin);
-    let q = qt_f16_rows(palette_qt[min(j, arrayLength(&palette_qt) - 1u)], origin);
-    points_out[2u * i] = vec4<f32>(rows_transform_point(m, p.xyz), 1.0);
-    points_out[2u * i + 1u] = vec4<f32>(rows_transform_point(q, p.xyz), 1.0);
-}

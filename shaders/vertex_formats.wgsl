@@ -1,6 +1,5 @@
 // Decoders of the packed mesh vertex attributes (`crowd_gpu::quantize`, whose decode functions mirror these line
-// for line; the sizes and error bounds are stated there). Other shaders prepend this file; its bindings and entry
-// point exist so that naga validates every decoder. Requires shaders/f16.wgsl.
+// for line; the sizes and error bounds are stated there). Other shaders prepend this file. Requires shaders/f16.wgsl.
 
 // An octahedral normal: two snorm16 (x low). Unfolds the lower hemisphere and normalizes.
 fn decode_oct_normal(w: u32) -> vec3<f32> {
@@ -35,26 +34,4 @@ fn decode_joints_u16(w: vec2<u32>) -> vec4<u32> {
 // Four weights as unorm8 summing to exactly 255 (influence 0 low).
 fn decode_weights(w: u32) -> vec4<f32> {
     return unpack4x8unorm(w);
-}
-
-// Group 0, binding 0: packed words in: (normal, uv unorm16, uv f16, joints u8, joints u16 low, joints u16 high,
-// weights, unused) per element.
-@group(0) @binding(0) var<storage, read> packed_in: array<array<u32, 8>>;
-// Group 0, binding 1: decoded values out, four vec4 per element: normal, (uv unorm16, uv f16), joints u8 as f32,
-// weights.
-@group(0) @binding(1) var<storage, read_write> decoded_out: array<vec4<f32>>;
-
-// A compute entry point that runs every decoder, so that naga validates them.
-@compute @workgroup_size(64)
-fn decode_vertices(@builtin(global_invocation_id) id: vec3<u32>) {
-    let i = id.x;
-    if (i >= arrayLength(&packed_in)) {
-        return;
-    }
-    let p = packed_in[i];
-    let j16 = decode_joints_u16(vec2<u32>(p[4], p[5]));
-    decoded_out[4u * i] = vec4<f32>(decode_oct_normal(p[0]), f32(j16.x + j16.w));
-    decoded_out[4u * i + 1u] = vec4<f32>(decode_uv_unorm16(p[1]), decode_uv_f16(p[2]));
-    decoded_out[4u * i + 2u] = vec4<f32>(decode_joints_u8(p[3]));
-    decoded_out[4u * i + 3u] = decode_weights(p[6]);
 }

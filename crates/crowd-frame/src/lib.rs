@@ -52,6 +52,7 @@ mod error;
 mod frame;
 mod pack;
 mod packet;
+mod packet_parts;
 mod record;
 pub mod reference;
 mod unique;
@@ -61,6 +62,7 @@ pub use character::{Character, CharacterOptions, ClipId, LodRange, SlotCount};
 pub use error::{Error, Result};
 pub use frame::{CrowdFrame, FrameSettings};
 pub use packet::{DRAWS_PER_LOD, DirtyRanges, FrameCamera, FrameStats, Packet, PacketDraw, RecordKind, StageTimes};
+pub use packet_parts::PacketParts;
 pub use record::{
     DecodedRecord, FRACTION_ERROR_BOUND, INSTANCE_RECORD_SIZE, InstanceRecord, ROTATION_ERROR_BOUND, RecordAnim,
     SCALE_MAX, SCALE_MIN, SCALE_RELATIVE_ERROR_BOUND,

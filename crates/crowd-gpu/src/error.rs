@@ -20,6 +20,12 @@ pub enum Error {
         /// What is wrong.
         what: String,
     },
+    /// A scene cannot be built from a model or its pose: `what` names the skin, clip, entry or time at fault.
+    #[error("scene: {what}")]
+    Scene {
+        /// What is wrong.
+        what: String,
+    },
     /// The GPU side failed: no device, a limit, a readback.
     #[error("gpu: {what}")]
     Gpu {
@@ -40,6 +46,11 @@ impl Error {
     /// [`Error::Gpu`].
     pub(crate) fn gpu(what: impl Into<String>) -> Self {
         Self::Gpu { what: what.into() }
+    }
+
+    /// [`Error::Scene`].
+    pub(crate) fn scene(what: impl Into<String>) -> Self {
+        Self::Scene { what: what.into() }
     }
 
     /// [`Error::Mesh`] for `mesh`.

@@ -138,6 +138,51 @@ impl OffscreenTarget {
         (self.width, self.height)
     }
 
+    /// Clears the target to `clear` (colour) and 1 (depth), lets `draw` record into one render pass over it,
+    /// submits, and reads the colour back as [`OffscreenTarget::read_rgba8`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`OffscreenTarget::read_rgba8`].
+    pub fn render(
+        &self,
+        gpu: &Gpu,
+        clear: wgpu::Color,
+        draw: impl FnOnce(&mut wgpu::RenderPass<'_>),
+    ) -> Result<Vec<u8>> {
+        let mut encoder = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("offscreen render"),
+        });
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("offscreen"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &self.color_view,
+                    resolve_target: None,
+                    depth_slice: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(clear),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: &self.depth_view,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Store,
+                    }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            draw(&mut pass);
+        }
+        gpu.queue.submit([encoder.finish()]);
+        self.read_rgba8(gpu)
+    }
+
     /// Copies the colour texture back and returns it as tightly packed RGBA8 rows, top row first
     /// (`4 · width · height` bytes), after everything submitted so far.
     ///

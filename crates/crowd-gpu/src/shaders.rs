@@ -15,18 +15,25 @@ impl ShaderSource {
     /// The module's whole source: each required file (with its own requirements, first) and then this file.
     /// A file required twice appears once.
     pub fn composed(&self) -> String {
-        let mut files: Vec<&ShaderSource> = Vec::new();
-        fn visit<'a>(s: &'a ShaderSource, files: &mut Vec<&'a ShaderSource>) {
-            for r in s.requires {
-                visit(r, files);
-            }
-            if !files.iter().any(|f| f.file == s.file) {
-                files.push(s);
-            }
-        }
-        visit(self, &mut files);
-        files.iter().map(|f| f.source).collect::<Vec<_>>().join("\n")
+        compose(&[self])
     }
+}
+
+/// The source of `shaders` in order, each preceded by its requirements; a file required twice appears once.
+pub fn compose(shaders: &[&ShaderSource]) -> String {
+    let mut files: Vec<&ShaderSource> = Vec::new();
+    fn visit<'a>(s: &'a ShaderSource, files: &mut Vec<&'a ShaderSource>) {
+        for r in s.requires {
+            visit(r, files);
+        }
+        if !files.iter().any(|f| f.file == s.file) {
+            files.push(s);
+        }
+    }
+    for s in shaders {
+        visit(s, &mut files);
+    }
+    files.iter().map(|f| f.source).collect::<Vec<_>>().join("\n")
 }
 
 /// Declares `f16_to_f32` and `unpack_halves`: f16 codes to f32 with integer operations, exactly as
@@ -46,8 +53,7 @@ pub const PALETTE: ShaderSource = ShaderSource {
 };
 
 /// Declares the f16 palette formats `Mat3x4F16` (24 B) and `QtF16` (16 B) and their decoders
-/// `mat3x4_f16_rows` and `qt_f16_rows`, which return `PaletteEntry` rows. Other shaders prepend its structs and
-/// functions; its bindings and entry point exist so that naga validates the decoders.
+/// `mat3x4_f16_rows` and `qt_f16_rows`, which return `PaletteEntry` rows. Other shaders prepend it.
 pub const PALETTE_F16: ShaderSource = ShaderSource {
     file: "palette_f16.wgsl",
     source: include_str!("../../../shaders/palette_f16.wgsl"),
@@ -55,8 +61,7 @@ pub const PALETTE_F16: ShaderSource = ShaderSource {
 };
 
 /// Declares `InstanceRecord`, the 32-byte record of each visible pooled or unique instance
-/// (`crowd_frame::InstanceRecord`), and its decoders. Other shaders prepend it; its binding exists so that naga checks
-/// the array stride.
+/// (`crowd_frame::InstanceRecord`), and its decoders. Other shaders prepend it.
 pub const INSTANCE_RECORD: ShaderSource = ShaderSource {
     file: "instance_record.wgsl",
     source: include_str!("../../../shaders/instance_record.wgsl"),
@@ -64,16 +69,63 @@ pub const INSTANCE_RECORD: ShaderSource = ShaderSource {
 };
 
 /// Declares the decoders of the packed mesh vertex attributes (`crate::quantize`): octahedral normals, unorm16 and
-/// f16 UVs, u8 and u16 joints, unorm8 weights. Other shaders prepend it; its bindings and entry point exist so that
-/// naga validates the decoders.
+/// f16 UVs, u8 and u16 joints, unorm8 weights. Other shaders prepend it.
 pub const VERTEX_FORMATS: ShaderSource = ShaderSource {
     file: "vertex_formats.wgsl",
     source: include_str!("../../../shaders/vertex_formats.wgsl"),
     requires: &[F16],
 };
 
+/// The renderer's palette bindings (group 0, bindings 2 and 3) in the f32 3×4 format, and `palette_rows`.
+pub const PALETTE_FETCH_F32: ShaderSource = ShaderSource {
+    file: "palette_fetch_f32.wgsl",
+    source: include_str!("../../../shaders/palette_fetch_f32.wgsl"),
+    requires: &[PALETTE],
+};
+
+/// The renderer's palette bindings in the `Mat3x4F16` format, and `palette_rows`.
+pub const PALETTE_FETCH_MAT3X4_F16: ShaderSource = ShaderSource {
+    file: "palette_fetch_mat3x4_f16.wgsl",
+    source: include_str!("../../../shaders/palette_fetch_mat3x4_f16.wgsl"),
+    requires: &[PALETTE_F16],
+};
+
+/// The renderer's palette bindings in the `QtF16` format, and `palette_rows`.
+pub const PALETTE_FETCH_QT_F16: ShaderSource = ShaderSource {
+    file: "palette_fetch_qt_f16.wgsl",
+    source: include_str!("../../../shaders/palette_fetch_qt_f16.wgsl"),
+    requires: &[PALETTE_F16],
+};
+
+/// The renderer's skinned draw: vertex entry points `vs_joints_u8`, `vs_joints_u16`, the depth-only
+/// `vs_depth_joints_u8` and `vs_depth_joints_u16`, and `fs_main`. It needs one of the three palette fetch files
+/// prepended ([`crowd_skin_source`]).
+pub const CROWD_SKIN: ShaderSource = ShaderSource {
+    file: "crowd_skin.wgsl",
+    source: include_str!("../../../shaders/crowd_skin.wgsl"),
+    requires: &[F16, INSTANCE_RECORD, VERTEX_FORMATS],
+};
+
+/// The palette fetch files, one per palette format: f32 3×4, `Mat3x4F16`, `QtF16`.
+pub const PALETTE_FETCHES: [ShaderSource; 3] = [PALETTE_FETCH_F32, PALETTE_FETCH_MAT3X4_F16, PALETTE_FETCH_QT_F16];
+
+/// The whole source of the renderer's module with the palette fetch file `fetch`.
+pub fn crowd_skin_source(fetch: &ShaderSource) -> String {
+    compose(&[fetch, &CROWD_SKIN])
+}
+
 /// Every shader in `shaders/`. A test checks that this list matches the folder.
-pub const ALL: &[ShaderSource] = &[F16, PALETTE, PALETTE_F16, INSTANCE_RECORD, VERTEX_FORMATS];
+pub const ALL: &[ShaderSource] = &[
+    F16,
+    PALETTE,
+    PALETTE_F16,
+    INSTANCE_RECORD,
+    VERTEX_FORMATS,
+    PALETTE_FETCH_F32,
+    PALETTE_FETCH_MAT3X4_F16,
+    PALETTE_FETCH_QT_F16,
+    CROWD_SKIN,
+];
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use crowd_gpu::shaders::PALETTE_F16;
+use crowd_gpu::shaders::{PALETTE_F16, PALETTE_FETCH_MAT3X4_F16, PALETTE_FETCH_QT_F16};
 
 fn module() -> naga::Module {
     common::module(&PALETTE_F16)
@@ -46,7 +46,7 @@ fn mat3x4_f16_matches_skin_pack() {
     );
     // An array of them has the Rust type's stride, although WGSL aligns the struct to 8 and Rust to 4.
     assert_eq!(
-        global_stride(&module, "palette_mat3x4") as usize,
+        global_stride(&common::skin_module(&PALETTE_FETCH_MAT3X4_F16), "pool_palettes") as usize,
         size_of::<skin_pack::Mat3x4F16>()
     );
     // The Rust rows have the same shape: three rows of two words.
@@ -65,7 +65,7 @@ fn qt_f16_matches_skin_pack() {
     assert_eq!(std::mem::offset_of!(skin_pack::QtF16, rotation), 0);
     assert_eq!(std::mem::offset_of!(skin_pack::QtF16, translation_scale), 8);
     assert_eq!(
-        global_stride(&module, "palette_qt") as usize,
+        global_stride(&common::skin_module(&PALETTE_FETCH_QT_F16), "pool_palettes") as usize,
         size_of::<skin_pack::QtF16>()
     );
 }

@@ -6,7 +6,7 @@ mod common;
 use std::mem::offset_of;
 
 use crowd_frame::InstanceRecord;
-use crowd_gpu::shaders::INSTANCE_RECORD;
+use crowd_gpu::shaders::{INSTANCE_RECORD, PALETTE_FETCH_F32};
 
 const fn vector(size: naga::VectorSize, scalar: naga::Scalar) -> naga::TypeInner {
     naga::TypeInner::Vector { size, scalar }
@@ -48,7 +48,7 @@ fn instance_record_matches_crowd_frame() {
         assert_eq!(inner, want_inner, "{name} type differs");
     }
     assert_eq!(
-        common::global_stride(&module, "instance_records") as usize,
+        common::global_stride(&common::skin_module(&PALETTE_FETCH_F32), "records") as usize,
         size_of::<InstanceRecord>()
     );
 }

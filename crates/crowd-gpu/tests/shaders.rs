@@ -3,13 +3,27 @@
 
 mod common;
 
-use crowd_gpu::shaders::{ALL, PALETTE};
+use crowd_gpu::shaders::{ALL, CROWD_SKIN, PALETTE, PALETTE_FETCHES, PALETTE_FETCH_F32};
 
 #[test]
 fn every_shader_parses_and_validates() {
     assert!(!ALL.is_empty(), "no shaders are registered");
     for s in ALL {
-        common::module(s);
+        if s.file == CROWD_SKIN.file {
+            // The renderer's module needs a palette fetch file: validate it with each.
+            for fetch in &PALETTE_FETCHES {
+                let module = common::skin_module(fetch);
+                for entry in ["vs_joints_u8", "vs_joints_u16", "vs_depth_joints_u8", "vs_depth_joints_u16", "fs_main"] {
+                    assert!(
+                        module.entry_points.iter().any(|e| e.name == entry),
+                        "crowd_skin.wgsl with {} lacks {entry}",
+                        fetch.file
+                    );
+                }
+            }
+        } else {
+            common::module(s);
+        }
     }
 }
 
@@ -43,6 +57,10 @@ fn palette_entry_matches_skin_pack() {
         "PaletteEntry size differs between WGSL and Rust"
     );
     assert_eq!(span as usize, skin_pack::PALETTE_ENTRY_SIZE);
+    assert_eq!(
+        common::global_stride(&common::skin_module(&PALETTE_FETCH_F32), "pool_palettes") as usize,
+        skin_pack::PALETTE_ENTRY_SIZE
+    );
     assert_eq!(members.len(), 1);
     assert_eq!(members[0].1, 0);
     let naga::TypeInner::Array { stride, size, .. } = members[0].2 else {

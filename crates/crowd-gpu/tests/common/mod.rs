@@ -5,11 +5,21 @@
 
 use crowd_gpu::shaders::ShaderSource;
 
+pub mod images;
+
 /// `shader`, composed with the files it requires, parsed and validated with every check and no extra capability;
 /// panics with naga's report otherwise.
 pub fn module(shader: &ShaderSource) -> naga::Module {
-    let composed = shader.composed();
-    let (file, source) = (shader.file, composed.as_str());
+    module_source(shader.file, &shader.composed())
+}
+
+/// The renderer's module (`crowd_skin.wgsl`) with the palette fetch file `fetch`, validated as [`module`] does.
+pub fn skin_module(fetch: &ShaderSource) -> naga::Module {
+    module_source(fetch.file, &crowd_gpu::shaders::crowd_skin_source(fetch))
+}
+
+/// `source`, labelled `file`, parsed and validated as [`module`] does.
+pub fn module_source(file: &str, source: &str) -> naga::Module {
     let module = naga::front::wgsl::parse_str(source)
         .unwrap_or_else(|e| panic!("{file} does not parse:\n{}", e.emit_to_string(source)));
     naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())

@@ -1,0 +1,251 @@
+//! [`Packet::from_parts`]: a packet built from plain parts, for engines that animate without [`CrowdFrame`]
+//! (a tool that renders one exact pose, a test), checked element by element once, where it is built.
+//!
+//! [`CrowdFrame`]: crate::CrowdFrame
+
+use skin_pack::{ByteRange, PaletteFormat};
+
+use crate::packet::{DirtyRanges, FrameCamera, FrameStats, Packet, PacketDraw, RecordKind};
+use crate::record::InstanceRecord;
+use crate::{Error, Result};
+
+/// The parts of a [`Packet`]: the same meanings as its accessors.
+#[derive(Clone, Copy, Debug)]
+pub struct PacketParts<'a, F: PaletteFormat> {
+    /// The animation clock, in seconds.
+    pub time: f32,
+    /// The camera.
+    pub camera: FrameCamera,
+    /// Entries per palette.
+    pub skin_joint_count: usize,
+    /// Slot-major pooled palettes (`slot * skin_joint_count + joint`).
+    pub pool_palettes: &'a [F],
+    /// Unique palettes; a unique record names its first entry.
+    pub unique_palettes: &'a [F],
+    /// One record per drawn instance.
+    pub records: &'a [InstanceRecord],
+    /// The draws over `records`.
+    pub draws: &'a [PacketDraw],
+}
+
+impl<F: PaletteFormat> Packet<F> {
+    /// A packet holding copies of `parts`, with every buffer dirty (a first frame).
+    ///
+    /// Checks once here what a frame built by [`CrowdFrame`](crate::CrowdFrame) holds by construction, so that a
+    /// renderer can trust each record without checking it per frame.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] naming the draw or record at fault when: `skin_joint_count` is zero; a palette buffer is
+    /// not a whole number of palettes; a draw's records lie past `records`; two draws share a record; a record is
+    /// drawn by no draw; a record's position is not finite or its scale is not a normal positive f16; a pooled
+    /// record's slot lies past the pooled palettes; a unique record's palette runs past the unique palettes; or the
+    /// camera is not finite.
+    pub fn from_parts(parts: &PacketParts<'_, F>) -> Result<Self> {
+        let s = parts.skin_joint_count;
+        if s == 0 {
+            return Err(Error::invalid("packet skin_joint_count", "is zero"));
+        }
+        if !parts.camera.is_finite() {
+            return Err(Error::invalid("packet camera", "is not finite"));
+        }
+        for (what, buffer) in [("pool_palettes", parts.pool_palettes), ("unique_palettes", parts.unique_palettes)] {
+            if !buffer.len().is_multiple_of(s) {
+                return Err(Error::invalid(
+                    format!("packet {what}"),
+                    format!("holds {} entries, not a whole number of {s}-entry palettes", buffer.len()),
+                ));
+            }
+        }
+        let pool_slots = parts.pool_palettes.len() / s;
+        let n = parts.records.len();
+        let mut drawn = vec![false; n];
+        for (d, draw) in parts.draws.iter().enumerate() {
+            let first = draw.first_instance as usize;
+            let end = first + draw.instance_count as usize;
+            if end > n {
+                return Err(Error::invalid(
+                    format!("packet draw {d}"),
+                    format!("records {first}..{end} lie past the {n} records"),
+                ));
+            }
+            for (i, r) in parts.records[first..end].iter().enumerate() {
+                let i = first + i;
+                if std::mem::replace(&mut drawn[i], true) {
+                    return Err(Error::invalid(format!("packet record {i}"), "is drawn by two draws"));
+                }
+                check_record(r, i, draw.kind, s, pool_slots, parts.unique_palettes.len())?;
+            }
+        }
+        if let Some(i) = drawn.iter().position(|&d| !d) {
+            return Err(Error::invalid(format!("packet record {i}"), "is drawn by no draw"));
+        }
+        let whole = |bytes: usize| if bytes == 0 { vec![] } else { vec![ByteRange { start: 0, end: bytes }] };
+        let dirty = DirtyRanges {
+            pool_palettes: whole(size_of_val(parts.pool_palettes)),
+            unique_palettes: whole(size_of_val(parts.unique_palettes)),
+            records: whole(size_of_val(parts.records)),
+        };
+        let stats = FrameStats {
+            time: parts.time,
+            instances: n as u32,
+            visible: n as u32,
+            unique: parts
+                .draws
+                .iter()
+                .filter(|d| d.kind == RecordKind::Unique)
+                .map(|d| d.instance_count)
+                .sum(),
+            dirty_bytes: [&dirty.pool_palettes, &dirty.unique_palettes, &dirty.records]
+                .iter()
+                .flat_map(|r| r.iter())
+                .map(|r| r.len() as u64)
+                .sum(),
+            ..FrameStats::default()
+        };
+        Ok(Self {
+            frame_time: parts.time,
+            camera: parts.camera,
+            skin_joint_count: s as u32,
+            pool_palettes: parts.pool_palettes.to_vec(),
+            unique_palettes: parts.unique_palettes.to_vec(),
+            records: parts.records.to_vec(),
+            draws: parts.draws.to_vec(),
+            dirty,
+            stats,
+        })
+    }
+}
+
+/// Checks record `i` as drawn by a draw of `kind`.
+fn check_record(
+    r: &InstanceRecord,
+    i: usize,
+    kind: RecordKind,
+    skin_joint_count: usize,
+    pool_slots: usize,
+    unique_entries: usize,
+) -> Result<()> {
+    let what = || format!("packet record {i}");
+    if !r.position.iter().all(|c| c.is_finite()) {
+        return Err(Error::invalid(what(), format!("position {:?} is not finite", r.position)));
+    }
+    // A normal positive half: exponent field 1..=30, sign clear.
+    let scale = r.scale_fraction & 0xffff;
+    if !(0x0400..0x7c00).contains(&scale) {
+        return Err(Error::invalid(
+            what(),
+            format!("scale bits {scale:#06x} are not a normal positive f16"),
+        ));
+    }
+    match kind {
+        RecordKind::Pooled => {
+            for slot in [r.anim & 0xffff, r.anim >> 16] {
+                if slot as usize >= pool_slots {
+                    return Err(Error::invalid(
+                        what(),
+                        format!("slot {slot} lies past the {pool_slots} pooled palettes"),
+                    ));
+                }
+            }
+        }
+        RecordKind::Unique => {
+            let end = r.anim as usize + skin_joint_count;
+            if end > unique_entries {
+                return Err(Error::invalid(
+                    what(),
+                    format!(
+                        "palette entries {}..{end} lie past the {unique_entries} unique palette entries",
+                        r.anim
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::character::LodRange;
+    use crate::record::RecordAnim;
+    use crowd_cull::Tier;
+    use glam::{Quat, Vec3, Vec4};
+    use skin_pack::PaletteEntry;
+
+    fn record(anim: RecordAnim) -> InstanceRecord {
+        InstanceRecord::new(Vec3::ZERO, Quat::IDENTITY, 1.0, anim, Vec4::ONE).expect("valid record")
+    }
+
+    fn draw(kind: RecordKind, first_instance: u32, instance_count: u32) -> PacketDraw {
+        PacketDraw {
+            lod: 0,
+            tier: Tier::Unique,
+            kind,
+            first_instance,
+            instance_count,
+            indices: LodRange::default(),
+        }
+    }
+
+    fn build(records: &[InstanceRecord], draws: &[PacketDraw]) -> Result<Packet> {
+        let palettes = vec![PaletteEntry::IDENTITY; 2 * 3];
+        Packet::from_parts(&PacketParts {
+            time: 0.0,
+            camera: FrameCamera::default(),
+            skin_joint_count: 3,
+            pool_palettes: &palettes,
+            unique_palettes: &palettes[..3],
+            records,
+            draws,
+        })
+    }
+
+    #[test]
+    fn a_valid_packet_keeps_its_parts_and_is_all_dirty() {
+        let records = [
+            record(RecordAnim::Unique { palette: 0 }),
+            record(RecordAnim::Pooled {
+                slots: [0, 1],
+                fraction: 0.5,
+            }),
+        ];
+        let draws = [draw(RecordKind::Unique, 0, 1), draw(RecordKind::Pooled, 1, 1)];
+        let p = build(&records, &draws).expect("valid");
+        assert_eq!(p.records(), &records);
+        assert_eq!(p.draws(), &draws);
+        assert_eq!(p.dirty().records, vec![ByteRange { start: 0, end: 64 }]);
+        assert_eq!(p.stats().unique, 1);
+        assert_eq!(p.stats().dirty_bytes, 64 + 6 * 48 + 3 * 48);
+    }
+
+    #[test]
+    fn each_bad_part_is_named() {
+        let unique = record(RecordAnim::Unique { palette: 1 });
+        let err = build(&[unique], &[draw(RecordKind::Unique, 0, 1)]).expect_err("palette past the buffer");
+        assert!(err.to_string().contains("record 0") && err.to_string().contains("1..4"), "{err}");
+        let pooled = record(RecordAnim::Pooled {
+            slots: [0, 2],
+            fraction: 0.0,
+        });
+        let err = build(&[pooled], &[draw(RecordKind::Pooled, 0, 1)]).expect_err("slot past the buffer");
+        assert!(err.to_string().contains("slot 2"), "{err}");
+        let mut nan = record(RecordAnim::Unique { palette: 0 });
+        nan.position[1] = f32::NAN;
+        let err = build(&[nan], &[draw(RecordKind::Unique, 0, 1)]).expect_err("NaN position");
+        assert!(err.to_string().contains("not finite"), "{err}");
+        let mut zero_scale = record(RecordAnim::Unique { palette: 0 });
+        zero_scale.scale_fraction = 0;
+        assert!(build(&[zero_scale], &[draw(RecordKind::Unique, 0, 1)]).is_err());
+        let ok = record(RecordAnim::Unique { palette: 0 });
+        let err = build(&[ok], &[draw(RecordKind::Unique, 0, 2)]).expect_err("draw past the records");
+        assert!(err.to_string().contains("draw 0"), "{err}");
+        let err = build(&[ok, ok], &[draw(RecordKind::Unique, 0, 1)]).expect_err("undrawn record");
+        assert!(err.to_string().contains("record 1"), "{err}");
+        let err = build(&[ok], &[draw(RecordKind::Unique, 0, 1), draw(RecordKind::Unique, 0, 1)])
+            .expect_err("record drawn twice");
+        assert!(err.to_string().contains("two draws"), "{err}");
+        assert!(build(&[], &[]).is_ok(), "an empty packet is valid");
+    }
+}

@@ -1,0 +1,101 @@
+//! [`GrowBuffer`]: a device buffer that grows by doubling and is written only where the packet says it changed.
+
+use skin_pack::ByteRange;
+
+/// The smallest buffer: 256 bytes, so that a binding of an empty buffer is valid and sub-allocations stay aligned.
+pub(crate) const MIN_BUFFER_BYTES: u64 = 256;
+
+/// A device buffer of `usage | COPY_DST`: [`MIN_BUFFER_BYTES`] doubled as often as needed, and past `window`
+/// bytes rounded up to a multiple of `window` (a multiple of 256), so that every window at a multiple of `window`
+/// lies inside it.
+#[derive(Debug)]
+pub(crate) struct GrowBuffer {
+    label: &'static str,
+    usage: wgpu::BufferUsages,
+    window: u64,
+    pub buffer: wgpu::Buffer,
+}
+
+impl GrowBuffer {
+    pub fn new(device: &wgpu::Device, label: &'static str, usage: wgpu::BufferUsages, window: u64) -> Self {
+        Self {
+            label,
+            usage,
+            window: window.max(MIN_BUFFER_BYTES),
+            buffer: create(device, label, usage, MIN_BUFFER_BYTES),
+        }
+    }
+
+    /// The buffer's size in bytes.
+    pub fn size(&self) -> u64 {
+        self.buffer.size()
+    }
+
+
+    /// The bytes a binding of the buffer covers: the whole buffer, at most `window`.
+    pub fn window(&self) -> u64 {
+        self.size().min(self.window)
+    }
+
+    /// Makes the buffer hold at least `bytes`, doubling; returns true when it was recreated (its bind groups must
+    /// be too, and its old contents are gone: the packet rewrites every range a draw reads each frame).
+    pub fn reserve(&mut self, device: &wgpu::Device, bytes: u64) -> bool {
+        if bytes <= self.size() {
+            return false;
+        }
+        self.buffer = create(device, self.label, self.usage, buffer_size(self.window, bytes));
+        true
+    }
+
+    /// Writes the ranges `dirty` of `data` at the same offsets; returns the bytes written. Ranges must lie within
+    /// `data` and the buffer (the caller reserved `data.len()`), and start and end on multiples of 4.
+    pub fn write_ranges(&self, queue: &wgpu::Queue, data: &[u8], dirty: &[ByteRange]) -> u64 {
+        let mut written = 0;
+        for r in dirty {
+            if r.is_empty() {
+                continue;
+            }
+            queue.write_buffer(&self.buffer, r.start as u64, &data[r.as_range()]);
+            written += r.len() as u64;
+        }
+        written
+    }
+}
+
+/// The size of a buffer holding `bytes` with windows of `window` bytes: 256 doubled until it holds them, and
+/// past `window` rounded up to whole windows.
+pub(crate) fn buffer_size(window: u64, bytes: u64) -> u64 {
+    let mut size = MIN_BUFFER_BYTES;
+    while size < bytes {
+        size *= 2;
+    }
+    if size > window { size.next_multiple_of(window) } else { size }
+}
+
+fn create(device: &wgpu::Device, label: &'static str, usage: wgpu::BufferUsages, size: u64) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size,
+        usage: usage | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::buffer_size as size_for;
+
+    #[test]
+    fn sizes_double_and_hold_whole_windows() {
+        assert_eq!(size_for(1 << 27, 0), 256);
+        assert_eq!(size_for(1 << 27, 257), 512);
+        assert_eq!(size_for(1 << 27, 3 << 20), 4 << 20);
+        // A window that is not a power of two: sizes past it are whole windows.
+        assert_eq!(size_for(9984, 9000), 9984 * 2);
+        assert_eq!(size_for(9984, 30_000), 9984 * 4);
+        for bytes in [1, 255, 256, 9983, 9984, 9985, 100_000] {
+            let s = size_for(9984, bytes);
+            assert!(s >= bytes && (s <= 9984 || s % 9984 == 0), "{bytes} -> {s}");
+        }
+    }
+}

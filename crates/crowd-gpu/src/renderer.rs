@@ -1,0 +1,651 @@
+//! [`CrowdRenderer`]: instanced skinned draws of crowd-frame's packet, as a middleware renderer: the engine owns
+//! the device, the queue and the render pass; `prepare` uploads what changed and `render` records the draws.
+
+use std::any::TypeId;
+use std::num::NonZeroU64;
+
+use crowd_cull::Tier;
+use crowd_frame::{INSTANCE_RECORD_SIZE, Packet, RecordKind};
+use skin_pack::{Mat3x4F16, PaletteEntry, PaletteFormat, QtF16};
+
+use crate::gpu_mesh::{GpuMesh, Material, VERTEX_STRIDE_U8, VERTEX_STRIDE_U16, vertex_attributes};
+use crate::grow_buffer::GrowBuffer;
+use crate::mesh_pack::PackedMesh;
+use crate::shaders::{self, ShaderSource};
+use crate::uniforms::{DRAW_UNIFORM_STRIDE, DebugView, DrawUniform, FrameUniform, Lighting};
+use crate::{Error, Result};
+
+/// The palette format the renderer reads: one of skin-pack's three.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PaletteKind {
+    /// [`PaletteEntry`], f32 3×4, 48 bytes.
+    #[default]
+    F32,
+    /// [`Mat3x4F16`], 24 bytes.
+    Mat3x4F16,
+    /// [`QtF16`], 16 bytes (similarity transforms only).
+    QtF16,
+}
+
+impl PaletteKind {
+    /// The kind of palette type `F`.
+    pub fn of<F: PaletteFormat + 'static>() -> Self {
+        let t = TypeId::of::<F>();
+        if t == TypeId::of::<Mat3x4F16>() {
+            Self::Mat3x4F16
+        } else if t == TypeId::of::<QtF16>() {
+            Self::QtF16
+        } else {
+            debug_assert_eq!(t, TypeId::of::<PaletteEntry>(), "skin-pack has three palette formats");
+            Self::F32
+        }
+    }
+
+    fn fetch(self) -> &'static ShaderSource {
+        match self {
+            Self::F32 => &shaders::PALETTE_FETCH_F32,
+            Self::Mat3x4F16 => &shaders::PALETTE_FETCH_MAT3X4_F16,
+            Self::QtF16 => &shaders::PALETTE_FETCH_QT_F16,
+        }
+    }
+
+    /// The name skin-pack gives the format.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::F32 => PaletteEntry::NAME,
+            Self::Mat3x4F16 => Mat3x4F16::NAME,
+            Self::QtF16 => QtF16::NAME,
+        }
+    }
+}
+
+/// How a [`CrowdRenderer`] is built: the pass it draws into, the palette format, and the limits it keeps to.
+#[derive(Clone, Debug)]
+pub struct RendererConfig {
+    /// The colour attachment's format.
+    pub color_format: wgpu::TextureFormat,
+    /// The depth attachment's format (`None`: no depth test, and no depth-only pipelines).
+    pub depth_format: Option<wgpu::TextureFormat>,
+    /// The palette format of the packets.
+    pub palette_format: PaletteKind,
+    /// The limits to respect, at most the device's (each is taken as the smaller of the two). A smaller
+    /// `max_storage_buffer_binding_size` splits the records into more chunks.
+    pub limits: wgpu::Limits,
+}
+
+/// A mesh registered with [`CrowdRenderer::add_mesh`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MeshHandle(pub u32);
+
+/// What one [`CrowdRenderer::prepare`] set up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PrepareStats {
+    /// Draw calls `render` records.
+    pub draws: u32,
+    /// Record chunks the instances span.
+    pub chunks: u32,
+    /// Instances drawn (each counted once, not once per mesh).
+    pub instances: u32,
+    /// Triangles drawn, over every mesh and instance.
+    pub triangles: u64,
+    /// Bytes written to the device: the packet's dirty ranges, the draw and frame uniforms.
+    pub uploaded_bytes: u64,
+}
+
+/// One draw call of the plan.
+#[derive(Clone, Copy, Debug)]
+struct PlannedDraw {
+    mesh: u32,
+    chunk: u32,
+    first_index: u32,
+    index_count: u32,
+    first_instance: u32,
+    instance_count: u32,
+}
+
+/// Draws crowd-frame packets: every mesh added, for every visible instance of the packet.
+///
+/// A renderer draws one character: its meshes share the packet's skin (a scene with several characters uses a
+/// renderer each). Buffers:
+/// - records: storage, a window of `max_storage_buffer_binding_size` bytes (rounded down to 256) bound per chunk
+///   with a dynamic offset; instance `i` of the packet is record `i - chunk · records_per_chunk` of its chunk's
+///   window, and a draw that crosses a chunk boundary is split in two;
+/// - pooled and unique palettes: storage, each bound whole, so each must fit one binding;
+/// - draw uniforms: one [`DrawUniform`] per draw call at a 256-byte stride, bound with a dynamic offset.
+///
+/// All grow by doubling and are written only where the packet's dirty ranges say.
+#[derive(Debug)]
+pub struct CrowdRenderer {
+    config: RendererConfig,
+    /// The record window in bytes: a multiple of 256 and of the record size.
+    record_window: u64,
+    /// `max_storage_buffer_binding_size`, the smaller of the config's and the device's.
+    binding_limit: u64,
+    max_buffer: u64,
+    frame_layout: wgpu::BindGroupLayout,
+    draw_layout: wgpu::BindGroupLayout,
+    material_layout: wgpu::BindGroupLayout,
+    pipelines: [wgpu::RenderPipeline; 2],
+    depth_pipelines: Option<[wgpu::RenderPipeline; 2]>,
+    sampler: wgpu::Sampler,
+    frame_uniform: wgpu::Buffer,
+    records: GrowBuffer,
+    pool: GrowBuffer,
+    unique: GrowBuffer,
+    draw_uniforms: GrowBuffer,
+    frame_group: wgpu::BindGroup,
+    draw_group: wgpu::BindGroup,
+    meshes: Vec<GpuMesh>,
+    plan: Vec<PlannedDraw>,
+    draw_bytes: Vec<u8>,
+    lighting: Lighting,
+    view: DebugView,
+    stats: PrepareStats,
+}
+
+fn storage_entry(binding: u32, dynamic: bool, min: u64) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::VERTEX,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only: true },
+            has_dynamic_offset: dynamic,
+            min_binding_size: NonZeroU64::new(min),
+        },
+        count: None,
+    }
+}
+
+fn uniform_entry(binding: u32, dynamic: bool, size: u64) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: dynamic,
+            min_binding_size: NonZeroU64::new(size),
+        },
+        count: None,
+    }
+}
+
+impl CrowdRenderer {
+    /// A renderer for `config`, drawing into passes of its formats on `device`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Gpu`] when the limits leave no room for one record window (a `max_storage_buffer_binding_size`
+    /// under 256 bytes) or allow fewer than 3 bind groups or 3 storage buffers per vertex stage.
+    pub fn new(device: &wgpu::Device, config: &RendererConfig) -> Result<Self> {
+        let device_limits = device.limits();
+        let binding = config
+            .limits
+            .max_storage_buffer_binding_size
+            .min(device_limits.max_storage_buffer_binding_size);
+        let record_window = binding / 256 * 256;
+        if record_window == 0 {
+            return Err(Error::gpu(format!(
+                "max_storage_buffer_binding_size is {binding} bytes; the renderer needs at least 256"
+            )));
+        }
+        let bind_groups = config.limits.max_bind_groups.min(device_limits.max_bind_groups);
+        let storage = config
+            .limits
+            .max_storage_buffers_per_shader_stage
+            .min(device_limits.max_storage_buffers_per_shader_stage);
+        if bind_groups < 3 || storage < 3 {
+            return Err(Error::gpu(format!(
+                "the limits allow {bind_groups} bind groups and {storage} storage buffers per stage; the renderer \
+                 needs 3 of each"
+            )));
+        }
+        let max_buffer = config.limits.max_buffer_size.min(device_limits.max_buffer_size);
+
+        let record = INSTANCE_RECORD_SIZE as u64;
+        let entry = palette_entry_size(config.palette_format);
+        let frame_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("crowd frame"),
+            entries: &[
+                uniform_entry(0, false, size_of::<FrameUniform>() as u64),
+                storage_entry(1, true, record),
+                storage_entry(2, false, entry),
+                storage_entry(3, false, entry),
+            ],
+        });
+        let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("crowd draw"),
+            entries: &[uniform_entry(0, true, size_of::<DrawUniform>() as u64)],
+        });
+        let material_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("crowd material"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                    count: None,
+                },
+            ],
+        });
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("crowd"),
+            bind_group_layouts: &[Some(&frame_layout), Some(&draw_layout), Some(&material_layout)],
+            immediate_size: 0,
+        });
+        let source = shaders::crowd_skin_source(config.palette_format.fetch());
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(shaders::CROWD_SKIN.file),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+        let pipeline = |joints_u16: bool, depth_only: bool| {
+            let attributes = vertex_attributes(joints_u16);
+            let stride = if joints_u16 { VERTEX_STRIDE_U16 } else { VERTEX_STRIDE_U8 };
+            let entry = match (depth_only, joints_u16) {
+                (false, false) => "vs_joints_u8",
+                (false, true) => "vs_joints_u16",
+                (true, false) => "vs_depth_joints_u8",
+                (true, true) => "vs_depth_joints_u16",
+            };
+            let targets = [Some(wgpu::ColorTargetState {
+                format: config.color_format,
+                blend: None,
+                write_mask: wgpu::ColorWrites::ALL,
+            })];
+            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some(entry),
+                layout: Some(&layout),
+                vertex: wgpu::VertexState {
+                    module: &module,
+                    entry_point: Some(entry),
+                    compilation_options: Default::default(),
+                    buffers: &[Some(wgpu::VertexBufferLayout {
+                        array_stride: stride,
+                        step_mode: wgpu::VertexStepMode::Vertex,
+                        attributes: &attributes,
+                    })],
+                },
+                primitive: wgpu::PrimitiveState {
+                    topology: wgpu::PrimitiveTopology::TriangleList,
+                    // Two-sided: glTF meshes may be open or mirrored; the fragment shader flips back faces.
+                    cull_mode: None,
+                    ..Default::default()
+                },
+                depth_stencil: config.depth_format.map(|format| wgpu::DepthStencilState {
+                    format,
+                    depth_write_enabled: Some(true),
+                    depth_compare: Some(wgpu::CompareFunction::Less),
+                    stencil: Default::default(),
+                    bias: Default::default(),
+                }),
+                multisample: wgpu::MultisampleState::default(),
+                fragment: (!depth_only).then(|| wgpu::FragmentState {
+                    module: &module,
+                    entry_point: Some("fs_main"),
+                    compilation_options: Default::default(),
+                    targets: &targets,
+                }),
+                multiview_mask: None,
+                cache: None,
+            })
+        };
+        let pipelines = [pipeline(false, false), pipeline(true, false)];
+        let depth_pipelines = config.depth_format.map(|_| [pipeline(false, true), pipeline(true, true)]);
+        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+            label: Some("crowd base colour"),
+            address_mode_u: wgpu::AddressMode::Repeat,
+            address_mode_v: wgpu::AddressMode::Repeat,
+            mag_filter: wgpu::FilterMode::Linear,
+            min_filter: wgpu::FilterMode::Linear,
+            mipmap_filter: wgpu::MipmapFilterMode::Linear,
+            ..Default::default()
+        });
+        let frame_uniform = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("crowd frame uniform"),
+            size: size_of::<FrameUniform>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let storage = wgpu::BufferUsages::STORAGE;
+        let records = GrowBuffer::new(device, "crowd records", storage, record_window);
+        let pool = GrowBuffer::new(device, "crowd pooled palettes", storage, u64::MAX / 2);
+        let unique = GrowBuffer::new(device, "crowd unique palettes", storage, u64::MAX / 2);
+        let draw_uniforms = GrowBuffer::new(device, "crowd draw uniforms", wgpu::BufferUsages::UNIFORM, u64::MAX / 2);
+        let frame_group = frame_group(device, &frame_layout, &frame_uniform, &records, &pool, &unique, binding);
+        let draw_group = draw_group(device, &draw_layout, &draw_uniforms);
+        Ok(Self {
+            config: config.clone(),
+            record_window,
+            binding_limit: binding,
+            max_buffer,
+            frame_layout,
+            draw_layout,
+            material_layout,
+            pipelines,
+            depth_pipelines,
+            sampler,
+            frame_uniform,
+            records,
+            pool,
+            unique,
+            draw_uniforms,
+            frame_group,
+            draw_group,
+            meshes: Vec::new(),
+            plan: Vec::new(),
+            draw_bytes: Vec::new(),
+            lighting: Lighting::default(),
+            view: DebugView::default(),
+            stats: PrepareStats::default(),
+        })
+    }
+
+    /// Registers `mesh` with `material`; every later `prepare` draws it for every instance.
+    ///
+    /// # Errors
+    ///
+    /// As the upload: [`Error::Mesh`] for a buffer past `max_buffer_size` or a non-finite factor,
+    /// [`Error::Texture`] for a texture past the device's side limit or with a broken mip chain.
+    pub fn add_mesh(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        mesh: &PackedMesh,
+        material: &Material,
+    ) -> Result<MeshHandle> {
+        let gpu = GpuMesh::new(device, queue, mesh, material, &self.material_layout, &self.sampler)?;
+        self.meshes.push(gpu);
+        Ok(MeshHandle(self.meshes.len() as u32 - 1))
+    }
+
+    /// Sets the light of the next frames.
+    pub fn set_lighting(&mut self, lighting: Lighting) {
+        self.lighting = lighting;
+    }
+
+    /// Sets what the next frames show.
+    pub fn set_debug_view(&mut self, view: DebugView) {
+        self.view = view;
+    }
+
+    /// The records one chunk holds: the record window over the record size.
+    pub fn records_per_chunk(&self) -> u32 {
+        (self.record_window / INSTANCE_RECORD_SIZE as u64) as u32
+    }
+
+    /// What the last `prepare` set up.
+    pub fn stats(&self) -> PrepareStats {
+        self.stats
+    }
+
+    /// Uploads what changed in `packet` and plans its draws: every mesh for every non-empty packet draw, split at
+    /// chunk boundaries. O(draws) checks; the records need none (a [`Packet`] is checked where it is built).
+    /// After warm-up (the buffers and the plan at their largest) it allocates nothing itself; wgpu's
+    /// `write_buffer` may, a fixed number of times per dirty range.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Gpu`] naming the part at fault when: `F` is not the configured palette format; a mesh reads a joint
+    /// at or past the packet's `skin_joint_count`; a draw names a LOD a mesh lacks; a palette buffer is past
+    /// `max_storage_buffer_binding_size` (palettes are bound whole); the records are past `max_buffer_size`.
+    /// Nothing is uploaded then, and `render` draws nothing until a `prepare` succeeds.
+    pub fn prepare<F: PaletteFormat + 'static>(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        packet: &Packet<F>,
+    ) -> Result<PrepareStats> {
+        self.plan.clear();
+        self.stats = PrepareStats::default();
+        let kind = PaletteKind::of::<F>();
+        if kind != self.config.palette_format {
+            return Err(Error::gpu(format!(
+                "the packet's palettes are {}, the renderer was configured for {}",
+                kind.name(),
+                self.config.palette_format.name()
+            )));
+        }
+        let joints = packet.skin_joint_count();
+        for mesh in &self.meshes {
+            if mesh.max_joint as usize >= joints {
+                return Err(Error::gpu(format!(
+                    "mesh '{}' reads joint {}, past the packet's {joints}-entry palettes",
+                    mesh.name, mesh.max_joint
+                )));
+            }
+        }
+        for draw in packet.draws() {
+            if draw.instance_count == 0 {
+                continue;
+            }
+            for mesh in &self.meshes {
+                if mesh.lods.get(usize::from(draw.lod)).is_none() {
+                    return Err(Error::gpu(format!(
+                        "a packet draw of {} instances is at LOD {}; mesh '{}' has {} levels",
+                        draw.instance_count,
+                        draw.lod,
+                        mesh.name,
+                        mesh.lods.len()
+                    )));
+                }
+            }
+        }
+        let binding = self.binding_limit;
+        let pool_bytes = size_of_val(packet.pool_palettes()) as u64;
+        let unique_bytes = size_of_val(packet.unique_palettes()) as u64;
+        let record_bytes = size_of_val(packet.records()) as u64;
+        for (what, bytes) in [("pooled palettes", pool_bytes), ("unique palettes", unique_bytes)] {
+            if bytes > binding {
+                return Err(Error::gpu(format!(
+                    "the {what} take {bytes} bytes, past max_storage_buffer_binding_size ({binding}): they are \
+                     bound whole"
+                )));
+            }
+        }
+        if record_bytes > self.max_buffer {
+            return Err(Error::gpu(format!(
+                "the {} records take {record_bytes} bytes, past max_buffer_size ({})",
+                packet.records().len(),
+                self.max_buffer
+            )));
+        }
+
+        let mut rebind = self.records.reserve(device, record_bytes);
+        rebind |= self.pool.reserve(device, pool_bytes);
+        rebind |= self.unique.reserve(device, unique_bytes);
+        if rebind {
+            self.frame_group = frame_group(
+                device,
+                &self.frame_layout,
+                &self.frame_uniform,
+                &self.records,
+                &self.pool,
+                &self.unique,
+                binding,
+            );
+        }
+        let dirty = packet.dirty();
+        let mut uploaded = self
+            .records
+            .write_ranges(queue, bytemuck::cast_slice(packet.records()), &dirty.records);
+        uploaded += self
+            .pool
+            .write_ranges(queue, bytemuck::cast_slice(packet.pool_palettes()), &dirty.pool_palettes);
+        uploaded += self
+            .unique
+            .write_ranges(queue, bytemuck::cast_slice(packet.unique_palettes()), &dirty.unique_palettes);
+
+        let per_chunk = self.records_per_chunk();
+        let mut chunks_used = 0u32;
+        let mut triangles = 0u64;
+        let mut instances = 0u32;
+        self.draw_bytes.clear();
+        for draw in packet.draws() {
+            instances += draw.instance_count;
+            let mut first = draw.first_instance;
+            let end = draw.first_instance + draw.instance_count;
+            while first < end {
+                let chunk = first / per_chunk;
+                let piece_end = end.min((chunk + 1) * per_chunk);
+                chunks_used = chunks_used.max(chunk + 1);
+                for (m, mesh) in self.meshes.iter().enumerate() {
+                    let lod = mesh.lods[usize::from(draw.lod)];
+                    let uniform = DrawUniform {
+                        record_base: chunk * per_chunk,
+                        pooled: u32::from(draw.kind == RecordKind::Pooled),
+                        lod: u32::from(draw.lod),
+                        tier: tier_code(draw.tier),
+                        base_color: mesh.base_color,
+                        uv_f16: u32::from(mesh.uv_f16),
+                        pad: [0; 3],
+                    };
+                    let at = self.draw_bytes.len();
+                    self.draw_bytes.resize(at + DRAW_UNIFORM_STRIDE as usize, 0);
+                    self.draw_bytes[at..at + size_of::<DrawUniform>()].copy_from_slice(bytemuck::bytes_of(&uniform));
+                    self.plan.push(PlannedDraw {
+                        mesh: m as u32,
+                        chunk,
+                        first_index: lod.first_index,
+                        index_count: lod.index_count,
+                        first_instance: first,
+                        instance_count: piece_end - first,
+                    });
+                    triangles += u64::from(lod.index_count / 3) * u64::from(piece_end - first);
+                }
+                first = piece_end;
+            }
+        }
+        if self.draw_uniforms.reserve(device, self.draw_bytes.len() as u64) {
+            self.draw_group = draw_group(device, &self.draw_layout, &self.draw_uniforms);
+        }
+        if !self.draw_bytes.is_empty() {
+            queue.write_buffer(&self.draw_uniforms.buffer, 0, &self.draw_bytes);
+        }
+        let frame = FrameUniform::new(packet.camera().view_proj(), &self.lighting, joints as u32, self.view);
+        queue.write_buffer(&self.frame_uniform, 0, bytemuck::bytes_of(&frame));
+        uploaded += self.draw_bytes.len() as u64 + size_of::<FrameUniform>() as u64;
+        self.stats = PrepareStats {
+            draws: self.plan.len() as u32,
+            chunks: chunks_used,
+            instances,
+            triangles,
+            uploaded_bytes: uploaded,
+        };
+        Ok(self.stats)
+    }
+
+    /// Records the draws of the last successful `prepare` into `pass`, whose attachments have the configured
+    /// formats. Draws nothing for an empty packet.
+    pub fn render(&self, pass: &mut wgpu::RenderPass<'_>) {
+        self.record(pass, &self.pipelines);
+    }
+
+    /// Records the same draws with the depth-only entry points (the same skinning, no fragment stage), for a
+    /// pass with only a depth attachment of the configured depth format; draws nothing when the renderer has no
+    /// depth format.
+    pub fn render_depth_only(&self, pass: &mut wgpu::RenderPass<'_>) {
+        if let Some(pipelines) = &self.depth_pipelines {
+            self.record(pass, pipelines);
+        }
+    }
+
+    fn record(&self, pass: &mut wgpu::RenderPass<'_>, pipelines: &[wgpu::RenderPipeline; 2]) {
+        let window = self.record_window as u32;
+        for (i, d) in self.plan.iter().enumerate() {
+            let mesh = &self.meshes[d.mesh as usize];
+            pass.set_pipeline(&pipelines[usize::from(mesh.joints_u16)]);
+            pass.set_bind_group(0, &self.frame_group, &[d.chunk * window]);
+            pass.set_bind_group(1, &self.draw_group, &[(i as u64 * DRAW_UNIFORM_STRIDE) as u32]);
+            pass.set_bind_group(2, &mesh.material, &[]);
+            pass.set_vertex_buffer(0, mesh.vertices.slice(..));
+            pass.set_index_buffer(mesh.indices.slice(..), mesh.index_format);
+            pass.draw_indexed(
+                d.first_index..d.first_index + d.index_count,
+                0,
+                d.first_instance..d.first_instance + d.instance_count,
+            );
+        }
+    }
+}
+
+fn palette_entry_size(kind: PaletteKind) -> u64 {
+    let bytes = match kind {
+        PaletteKind::F32 => size_of::<PaletteEntry>(),
+        PaletteKind::Mat3x4F16 => size_of::<Mat3x4F16>(),
+        PaletteKind::QtF16 => size_of::<QtF16>(),
+    };
+    bytes as u64
+}
+
+fn tier_code(tier: Tier) -> u32 {
+    tier as u32
+}
+
+fn whole(buffer: &GrowBuffer, limit: u64) -> wgpu::BindingResource<'_> {
+    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+        buffer: &buffer.buffer,
+        offset: 0,
+        size: NonZeroU64::new(buffer.size().min(limit / 256 * 256)),
+    })
+}
+
+fn frame_group(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    frame: &wgpu::Buffer,
+    records: &GrowBuffer,
+    pool: &GrowBuffer,
+    unique: &GrowBuffer,
+    limit: u64,
+) -> wgpu::BindGroup {
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("crowd frame"),
+        layout,
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: frame.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &records.buffer,
+                    offset: 0,
+                    size: NonZeroU64::new(records.window()),
+                }),
+            },
+            wgpu::BindGroupEntry {
+                binding: 2,
+                resource: whole(pool, limit),
+            },
+            wgpu::BindGroupEntry {
+                binding: 3,
+                resource: whole(unique, limit),
+            },
+        ],
+    })
+}
+
+fn draw_group(device: &wgpu::Device, layout: &wgpu::BindGroupLayout, uniforms: &GrowBuffer) -> wgpu::BindGroup {
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("crowd draw"),
+        layout,
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: &uniforms.buffer,
+                offset: 0,
+                size: NonZeroU64::new(size_of::<DrawUniform>() as u64),
+            }),
+        }],
+    })
+}

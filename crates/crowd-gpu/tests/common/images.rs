@@ -1,0 +1,139 @@
+//! Image helpers of the GPU tests: scene building from the default character, differences with stated
+//! thresholds, PNG files for failures and the stored reference images.
+
+use std::path::PathBuf;
+
+use crowd_frame::{InstanceRecord, Packet, RecordAnim};
+use crowd_gpu::headless::{Gpu, OFFSCREEN_COLOR_FORMAT, OFFSCREEN_DEPTH_FORMAT, OffscreenTarget};
+use crowd_gpu::{CrowdRenderer, Material, PackedMesh, PaletteKind, RendererConfig};
+use glam::{Quat, Vec3, Vec4};
+use skin_pack::PaletteFormat;
+
+/// The default character in the repository.
+pub fn default_character() -> anim_pose::Model {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/crowd_character.glb");
+    anim_pose::import_file(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A renderer for the offscreen target's formats with `kind` palettes and `limits` (the device's when `None`).
+pub fn renderer(gpu: &Gpu, kind: PaletteKind, limits: Option<wgpu::Limits>) -> CrowdRenderer {
+    CrowdRenderer::new(
+        &gpu.device,
+        &RendererConfig {
+            color_format: OFFSCREEN_COLOR_FORMAT,
+            depth_format: Some(OFFSCREEN_DEPTH_FORMAT),
+            palette_format: kind,
+            limits: limits.unwrap_or_else(|| gpu.device.limits()),
+        },
+    )
+    .expect("a renderer")
+}
+
+/// Adds every mesh of `meshes` with its material.
+pub fn add_meshes(gpu: &Gpu, renderer: &mut CrowdRenderer, meshes: &[PackedMesh], materials: &[Material]) {
+    for (m, material) in meshes.iter().zip(materials) {
+        renderer.add_mesh(&gpu.device, &gpu.queue, m, material).expect("the mesh uploads");
+    }
+}
+
+/// Prepares `packet` in `renderer`.
+pub fn prepare<F: PaletteFormat + 'static>(gpu: &Gpu, renderer: &mut CrowdRenderer, packet: &Packet<F>) {
+    renderer.prepare(&gpu.device, &gpu.queue, packet).expect("the packet prepares");
+}
+
+/// Renders every renderer of `renderers` (prepared) into one image on a transparent background.
+pub fn render(gpu: &Gpu, target: &OffscreenTarget, renderers: &[&CrowdRenderer]) -> Vec<u8> {
+    target
+        .render(gpu, wgpu::Color::TRANSPARENT, |pass| {
+            for r in renderers {
+                r.render(pass);
+            }
+        })
+        .expect("the image reads back")
+}
+
+/// A unique record at `position` with the identity rotation and scale, reading the palette at entry `palette`.
+pub fn unique_record(position: Vec3, palette: u32) -> InstanceRecord {
+    InstanceRecord::new(position, Quat::IDENTITY, 1.0, RecordAnim::Unique { palette }, Vec4::ONE).expect("a record")
+}
+
+/// How far two RGBA8 images are apart.
+#[derive(Clone, Copy, Debug)]
+pub struct Difference {
+    /// The mean absolute difference over every channel of every pixel, in 8-bit steps.
+    pub mean: f64,
+    /// The largest absolute difference of any channel.
+    pub max: u8,
+    /// The fraction of pixels where some channel differs by more than 32 steps (an edge pixel that flipped).
+    pub flipped: f64,
+}
+
+/// The difference of `a` and `b` (same size).
+pub fn difference(a: &[u8], b: &[u8]) -> Difference {
+    assert_eq!(a.len(), b.len(), "images of different sizes");
+    let mut sum = 0u64;
+    let mut max = 0u8;
+    let mut flipped = 0usize;
+    for (pa, pb) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+        let mut pixel = 0u8;
+        for (x, y) in pa.iter().zip(pb) {
+            let d = x.abs_diff(*y);
+            sum += u64::from(d);
+            pixel = pixel.max(d);
+        }
+        max = max.max(pixel);
+        flipped += usize::from(pixel > 32);
+    }
+    Difference {
+        mean: sum as f64 / a.len() as f64,
+        max,
+        flipped: flipped as f64 / (a.len() / 4) as f64,
+    }
+}
+
+/// The folder of the stored reference images.
+pub fn reference_dir() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference")
+}
+
+/// Writes `pixels` as a PNG.
+pub fn write_png(path: &std::path::Path, (width, height): (u32, u32), pixels: &[u8]) {
+    image::save_buffer(path, pixels, width, height, image::ExtendedColorType::Rgba8)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
+/// Writes `NAME-actual.png` and `NAME-difference.png` (each channel's difference × 4, opaque) beside the reference
+/// images, for a failing comparison; git ignores both.
+pub fn write_failure(name: &str, size: (u32, u32), actual: &[u8], expected: &[u8]) {
+    let dir = reference_dir();
+    write_png(&dir.join(format!("{name}-actual.png")), size, actual);
+    let diff: Vec<u8> = actual
+        .chunks_exact(4)
+        .zip(expected.chunks_exact(4))
+        .flat_map(|(a, e)| {
+            let d = |i: usize| a[i].abs_diff(e[i]).saturating_mul(4);
+            [d(0).max(d(3)), d(1).max(d(3)), d(2).max(d(3)), 255]
+        })
+        .collect();
+    write_png(&dir.join(format!("{name}-difference.png")), size, &diff);
+}
+
+/// The stored reference image `NAME.png`: a missing file is a failure unless `CROWD_BLESS=1`, which writes
+/// `pixels` as the new reference (and is never set on CI).
+pub fn stored_reference(name: &str, size: (u32, u32), pixels: &[u8]) -> Vec<u8> {
+    let path = reference_dir().join(format!("{name}.png"));
+    if std::env::var("CROWD_BLESS").as_deref() == Ok("1") {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "CROWD_BLESS is not allowed on CI");
+        write_png(&path, size, pixels);
+    }
+    let image = image::open(&path)
+        .unwrap_or_else(|e| {
+            panic!(
+                "the reference image {} is missing or unreadable ({e}); render it with CROWD_BLESS=1 and review it",
+                path.display()
+            )
+        })
+        .to_rgba8();
+    assert_eq!(image.dimensions(), size, "{} has the wrong size", path.display());
+    image.into_raw()
+}

@@ -1,0 +1,222 @@
+// The crowd renderer's skinned draw (crowd_gpu::CrowdRenderer). Each instance reads its record by
+// @builtin(instance_index), then its own palette (unique draws) or two slot palettes and a fraction (pooled
+// draws), skins position and normal with 4-influence linear blending, and moves them to world and clip space.
+// Requires shaders/f16.wgsl, instance_record.wgsl and vertex_formats.wgsl, and one palette fetch file
+// (palette_fetch_f32.wgsl, palette_fetch_mat3x4_f16.wgsl or palette_fetch_qt_f16.wgsl) that declares
+// group 0 bindings 2 and 3 and palette_rows(pooled, i).
+
+// The frame: crowd_gpu's FrameUniform, 144 bytes.
+struct FrameUniform {
+    view_proj: mat4x4<f32>,
+    // xyz: the unit direction towards the sun.
+    sun_direction: vec4<f32>,
+    // rgb: the sun's linear colour times intensity.
+    sun_color: vec4<f32>,
+    // rgb: the hemisphere light from above and from below.
+    sky_color: vec4<f32>,
+    ground_color: vec4<f32>,
+    // Entries per palette.
+    joint_count: u32,
+    // 0 shaded, 1 instance id, 2 LOD, 3 tier, 4 normals (crowd_gpu::DebugView).
+    view: u32,
+    pad: vec2<u32>,
+}
+
+// One draw: crowd_gpu's DrawUniform, 48 bytes, at a 256-byte stride with a dynamic offset.
+struct DrawUniform {
+    // The first record of the chunk bound at binding 1: records[instance_index - record_base].
+    record_base: u32,
+    // 1 when the records are pooled (slot pair and fraction), 0 when unique (first palette entry).
+    pooled: u32,
+    lod: u32,
+    // crowd_cull::Tier as 0 unique, 1 pooled, 2 baked, 3 VAT.
+    tier: u32,
+    // The material's linear base colour factor.
+    base_color: vec4<f32>,
+    // 1 when the mesh's UVs are f16, 0 when unorm16.
+    uv_f16: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+// Group 0, binding 0: the frame.
+@group(0) @binding(0) var<uniform> frame: FrameUniform;
+// Group 0, binding 1: a window of the records (one chunk), with a dynamic offset.
+@group(0) @binding(1) var<storage, read> records: array<InstanceRecord>;
+// Group 1, binding 0: the draw, with a dynamic offset.
+@group(1) @binding(0) var<uniform> draw: DrawUniform;
+// Group 2: the mesh's base colour texture (sRGB, mipmapped) and its sampler.
+@group(2) @binding(0) var base_color_texture: texture_2d<f32>;
+@group(2) @binding(1) var base_color_sampler: sampler;
+
+// The interleaved vertex of crowd_gpu's GPU mesh (32 bytes, 36 with u16 joints); joints are location 5.
+struct VertexIn {
+    @location(0) position: vec3<f32>,
+    @location(1) normal: u32,
+    @location(2) uv: u32,
+    @location(3) weights: u32,
+    @location(4) color: u32,
+}
+
+struct VertexOut {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) normal: vec3<f32>,
+    @location(1) uv: vec2<f32>,
+    // Vertex colour times the record's tint.
+    @location(2) color: vec4<f32>,
+    // The debug view's colour (unused when shaded).
+    @location(3) @interpolate(flat) debug_color: vec4<f32>,
+}
+
+// The sum of weights[k] times palette entry base + joints[k], over the four influences.
+fn blend_rows(pooled: bool, base: u32, joints: vec4<u32>, weights: vec4<f32>) -> array<vec4<f32>, 3> {
+    let a = palette_rows(pooled, base + joints.x);
+    let b = palette_rows(pooled, base + joints.y);
+    let c = palette_rows(pooled, base + joints.z);
+    let d = palette_rows(pooled, base + joints.w);
+    return array<vec4<f32>, 3>(
+        weights.x * a[0] + weights.y * b[0] + weights.z * c[0] + weights.w * d[0],
+        weights.x * a[1] + weights.y * b[1] + weights.z * c[1] + weights.w * d[1],
+        weights.x * a[2] + weights.y * b[2] + weights.z * c[2] + weights.w * d[2],
+    );
+}
+
+// The blended skinning matrix of a vertex of the instance `r`: its own palette, or the two slot palettes mixed
+// by the fraction (the same as mixing each entry, since the blend is linear).
+fn skin_rows(r: InstanceRecord, joints: vec4<u32>, weights: vec4<f32>) -> array<vec4<f32>, 3> {
+    if (draw.pooled == 0u) {
+        return blend_rows(false, record_palette(r), joints, weights);
+    }
+    let slots = record_slots(r);
+    let f = record_fraction(r);
+    let s0 = blend_rows(true, slots.x * frame.joint_count, joints, weights);
+    let s1 = blend_rows(true, slots.y * frame.joint_count, joints, weights);
+    return array<vec4<f32>, 3>(mix(s0[0], s1[0], f), mix(s0[1], s1[1], f), mix(s0[2], s1[2], f));
+}
+
+fn rows_point(m: array<vec4<f32>, 3>, p: vec3<f32>) -> vec3<f32> {
+    let p1 = vec4<f32>(p, 1.0);
+    return vec3<f32>(dot(m[0], p1), dot(m[1], p1), dot(m[2], p1));
+}
+
+fn rows_vector(m: array<vec4<f32>, 3>, v: vec3<f32>) -> vec3<f32> {
+    return vec3<f32>(dot(m[0].xyz, v), dot(m[1].xyz, v), dot(m[2].xyz, v));
+}
+
+// Rotates v by the unit quaternion q.
+fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
+    let t = 2.0 * cross(q.xyz, v);
+    return v + q.w * t + cross(q.xyz, t);
+}
+
+// An sRGB-encoded value to linear light, so that the sRGB target stores the byte the debug view names.
+fn srgb_to_linear(c: vec3<f32>) -> vec3<f32> {
+    let lo = c / 12.92;
+    let hi = pow((c + 0.055) / 1.055, vec3<f32>(2.4));
+    return select(hi, lo, c <= vec3<f32>(0.04045));
+}
+
+// The instance-id colour of record i: three bits per channel, levels l / 7 in sRGB (bytes 0, 36, 73, ... 255),
+// red from the lowest bits; crowd_gpu::instance_id_color mirrors it.
+fn instance_id_color(i: u32) -> vec4<f32> {
+    let l = vec3<f32>(vec3<u32>(i & 7u, (i >> 3u) & 7u, (i >> 6u) & 7u)) / 7.0;
+    return vec4<f32>(srgb_to_linear(l), 1.0);
+}
+
+fn level_color(level: u32) -> vec4<f32> {
+    let colors = array<vec3<f32>, 4>(
+        vec3<f32>(0.1, 0.75, 0.2),
+        vec3<f32>(0.95, 0.8, 0.1),
+        vec3<f32>(0.9, 0.25, 0.1),
+        vec3<f32>(0.3, 0.35, 0.95),
+    );
+    return vec4<f32>(colors[min(level, 3u)], 1.0);
+}
+
+// The skinned vertex in clip space, its world normal and its record.
+fn skinned(v: VertexIn, joints: vec4<u32>, instance: u32) -> VertexOut {
+    let r = records[instance - draw.record_base];
+    let m = skin_rows(r, joints, decode_weights(v.weights));
+    let world = record_transform_point(r, rows_point(m, v.position));
+    var out: VertexOut;
+    out.clip = frame.view_proj * vec4<f32>(world, 1.0);
+    let n = rows_vector(m, decode_oct_normal(v.normal));
+    out.normal = quat_rotate(record_rotation(r), n);
+    out.uv = select(decode_uv_unorm16(v.uv), decode_uv_f16(v.uv), draw.uv_f16 != 0u);
+    out.color = unpack4x8unorm(v.color) * record_tint(r);
+    switch frame.view {
+        case 1u: {
+            out.debug_color = instance_id_color(instance);
+        }
+        case 2u: {
+            out.debug_color = level_color(draw.lod);
+        }
+        case 3u: {
+            out.debug_color = level_color(draw.tier);
+        }
+        default: {
+            out.debug_color = vec4<f32>(1.0);
+        }
+    }
+    return out;
+}
+
+@vertex
+fn vs_joints_u8(v: VertexIn, @location(5) joints: u32, @builtin(instance_index) instance: u32) -> VertexOut {
+    return skinned(v, decode_joints_u8(joints), instance);
+}
+
+@vertex
+fn vs_joints_u16(v: VertexIn, @location(5) joints: vec2<u32>, @builtin(instance_index) instance: u32) -> VertexOut {
+    return skinned(v, decode_joints_u16(joints), instance);
+}
+
+// The depth-only seam (shadow maps later): the same skinning of the position, nothing else.
+fn skinned_clip(position: vec3<f32>, weights: u32, joints: vec4<u32>, instance: u32) -> vec4<f32> {
+    let r = records[instance - draw.record_base];
+    let m = skin_rows(r, joints, decode_weights(weights));
+    return frame.view_proj * vec4<f32>(record_transform_point(r, rows_point(m, position)), 1.0);
+}
+
+@vertex
+fn vs_depth_joints_u8(
+    @location(0) position: vec3<f32>,
+    @location(3) weights: u32,
+    @location(5) joints: u32,
+    @builtin(instance_index) instance: u32,
+) -> @builtin(position) vec4<f32> {
+    return skinned_clip(position, weights, decode_joints_u8(joints), instance);
+}
+
+@vertex
+fn vs_depth_joints_u16(
+    @location(0) position: vec3<f32>,
+    @location(3) weights: u32,
+    @location(5) joints: vec2<u32>,
+    @builtin(instance_index) instance: u32,
+) -> @builtin(position) vec4<f32> {
+    return skinned_clip(position, weights, decode_joints_u16(joints), instance);
+}
+
+@fragment
+fn fs_main(in: VertexOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f32> {
+    // Two-sided: a back face is lit as seen.
+    let n = normalize(select(-in.normal, in.normal, front));
+    if (frame.view == 1u) {
+        return in.debug_color;
+    }
+    if (frame.view == 4u) {
+        return vec4<f32>(srgb_to_linear(0.5 + 0.5 * n), 1.0);
+    }
+    let sun = max(dot(n, frame.sun_direction.xyz), 0.0) * frame.sun_color.rgb;
+    let hemisphere = mix(frame.ground_color.rgb, frame.sky_color.rgb, 0.5 + 0.5 * n.y);
+    var albedo = vec3<f32>(0.8);
+    if (frame.view == 0u) {
+        let texel = textureSample(base_color_texture, base_color_sampler, in.uv);
+        albedo = texel.rgb * draw.base_color.rgb * in.color.rgb;
+    } else {
+        albedo = in.debug_color.rgb;
+    }
+    return vec4<f32>(albedo * (sun + hemisphere), 1.0);
+}
