@@ -6,6 +6,7 @@
 use crowd_gpu::shaders::ShaderSource;
 
 pub mod images;
+pub mod scenes;
 
 /// `shader`, composed with the files it requires, parsed and validated with every check and no extra capability;
 /// panics with naga's report otherwise.
