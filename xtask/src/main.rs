@@ -9,6 +9,8 @@
 //!   skinned primitives and bounds.
 //! - `skin MODEL --clip N --times LIST --out FILE [--path exact|runtime]`: world-space skinned vertex positions as
 //!   JSON, through the exact evaluator or the runtime clip and jobs.
+//! - `render MODEL --clip N --time T [--size PX] [--format f32|mat3x4-f16|qt-f16] --out FILE.png`: the model
+//!   posed exactly and skinned on the GPU, as an RGBA8 PNG with the camera beside it as JSON.
 //! - `bench [--quick] [--json FILE] [GROUP...]`: the headline measurements in a release build;
 //!   `bench --criterion` runs the criterion benches.
 
@@ -16,6 +18,7 @@ mod character;
 mod crowd_demo;
 mod demo;
 mod inspect;
+mod render;
 mod skin;
 #[cfg(test)]
 mod tidy;
@@ -74,6 +77,26 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "exact")]
         path: skin::EvalPath,
     },
+    /// Render every skinned primitive of a model at one time of one animation through the GPU path, to a PNG.
+    Render {
+        /// The `.glb` or `.gltf` file.
+        model: PathBuf,
+        /// The glTF animation index.
+        #[arg(long)]
+        clip: usize,
+        /// The time in seconds, taken modulo the animation's duration.
+        #[arg(long)]
+        time: f32,
+        /// The image's side in pixels.
+        #[arg(long, default_value_t = 512)]
+        size: u32,
+        /// The palette format.
+        #[arg(long, value_enum, default_value = "f32")]
+        format: render::Format,
+        /// The PNG written; a `.json` with the camera is written beside it.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Run the headline measurements: `bench [--quick] [--json FILE] [GROUP...]`; `bench --criterion [ARGS]`
     /// runs the criterion benches instead.
     Bench {
@@ -108,6 +131,14 @@ fn run(cli: Cli) -> Result<()> {
             out,
             path,
         } => skin::run(&model, clip, &times, &out, path),
+        Cmd::Render {
+            model,
+            clip,
+            time,
+            size,
+            format,
+            out,
+        } => render::run(&model, clip, time, size, format, &out),
         Cmd::Bench { args } => bench(&root, &args),
     }
 }

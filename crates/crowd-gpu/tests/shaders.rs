@@ -72,3 +72,40 @@ fn palette_entry_matches_skin_pack() {
         naga::ArraySize::Constant(std::num::NonZeroU32::new(3).expect("3 is non-zero"))
     );
 }
+
+#[test]
+fn renderer_uniforms_match_their_rust_twins() {
+    use std::mem::offset_of;
+    let module = common::skin_module(&PALETTE_FETCH_F32);
+    let (span, members) = common::struct_layout(&module, "FrameUniform");
+    assert_eq!(span as usize, size_of::<crowd_gpu::FrameUniform>());
+    let offsets: Vec<(String, u32)> = members.iter().map(|m| (m.0.clone().unwrap_or_default(), m.1)).collect();
+    let want = [
+        ("view_proj", offset_of!(crowd_gpu::FrameUniform, view_proj)),
+        ("sun_direction", offset_of!(crowd_gpu::FrameUniform, sun_direction)),
+        ("sun_color", offset_of!(crowd_gpu::FrameUniform, sun_color)),
+        ("sky_color", offset_of!(crowd_gpu::FrameUniform, sky_color)),
+        ("ground_color", offset_of!(crowd_gpu::FrameUniform, ground_color)),
+        ("joint_count", offset_of!(crowd_gpu::FrameUniform, joint_count)),
+        ("view", offset_of!(crowd_gpu::FrameUniform, view)),
+        ("pad", offset_of!(crowd_gpu::FrameUniform, pad)),
+    ];
+    assert_eq!(offsets.len(), want.len());
+    for ((name, offset), (want_name, want_offset)) in offsets.iter().zip(want) {
+        assert_eq!((name.as_str(), *offset as usize), (want_name, want_offset));
+    }
+    let (span, members) = common::struct_layout(&module, "DrawUniform");
+    assert_eq!(span as usize, size_of::<crowd_gpu::DrawUniform>());
+    let want = [
+        offset_of!(crowd_gpu::DrawUniform, record_base),
+        offset_of!(crowd_gpu::DrawUniform, pooled),
+        offset_of!(crowd_gpu::DrawUniform, lod),
+        offset_of!(crowd_gpu::DrawUniform, tier),
+        offset_of!(crowd_gpu::DrawUniform, base_color),
+        offset_of!(crowd_gpu::DrawUniform, uv_f16),
+    ];
+    for (m, want) in members.iter().zip(want) {
+        assert_eq!(m.1 as usize, want, "DrawUniform.{:?}", m.0);
+    }
+    assert!(size_of::<crowd_gpu::DrawUniform>() as u64 <= crowd_gpu::DRAW_UNIFORM_STRIDE);
+}

@@ -1,0 +1,194 @@
+//! `cargo xtask render MODEL --clip N --time T [--size PX] [--format f32|mat3x4-f16|qt-f16] --out FILE.png`: every
+//! skinned primitive of a glTF model at time `T` of animation `N`, posed exactly and skinned on the GPU through
+//! `crowd_gpu::CrowdRenderer`, as one unique-tier instance per skin with the identity instance transform (so world
+//! space is the file's world space).
+//!
+//! - The camera frames the model's skinned bounds at that time, from the front (+Z looking down −Z), 30° high.
+//! - `FILE.png` is RGBA8, `PX × PX`, with a fully transparent background (alpha 0), the model opaque, no MSAA.
+//! - `FILE.json` beside it holds `{"view_proj": [16 numbers], "width": W, "height": H}`: the column-major matrix
+//!   used, from world space to wgpu clip space.
+//! - `T` is taken modulo the animation's duration; a skeleton that animation `N` does not animate stands in its
+//!   rest pose. It runs on any wgpu adapter, lavapipe included.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use crowd_gpu::headless::{Gpu, OFFSCREEN_COLOR_FORMAT, OFFSCREEN_DEPTH_FORMAT, OffscreenTarget};
+use crowd_gpu::posed::{PosedSkin, front_camera, pose_exact, posed_bounds, unique_packet};
+use crowd_gpu::{CrowdRenderer, PaletteKind, RendererConfig};
+use glam::{Quat, Vec3, Vec4};
+use skin_pack::{Mat3x4F16, PaletteEntry, PaletteFormat, QtF16};
+
+/// The palette format on the command line.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Format {
+    /// f32 3×4, 48 bytes.
+    F32,
+    /// `Mat3x4F16`, 24 bytes.
+    #[value(name = "mat3x4-f16")]
+    Mat3x4F16,
+    /// `QtF16`, 16 bytes.
+    #[value(name = "qt-f16")]
+    QtF16,
+}
+
+impl Format {
+    fn kind(self) -> PaletteKind {
+        match self {
+            Self::F32 => PaletteKind::F32,
+            Self::Mat3x4F16 => PaletteKind::Mat3x4F16,
+            Self::QtF16 => PaletteKind::QtF16,
+        }
+    }
+}
+
+/// Renders `model_path` and writes `out` and its `.json`.
+pub fn run(model_path: &Path, clip: usize, time: f32, size: u32, format: Format, out: &Path) -> Result<()> {
+    if !time.is_finite() {
+        bail!("--time {time} is not finite");
+    }
+    let model =
+        anim_pose::import_file(model_path).with_context(|| format!("cannot import {}", model_path.display()))?;
+    let Some(first) = model.clips.iter().find(|c| c.animation == clip) else {
+        let count = model.clips.iter().map(|c| c.animation + 1).max().unwrap_or(0);
+        bail!(
+            "--clip {clip} is out of range: {} has {count} animations that animate a skeleton",
+            model_path.display()
+        );
+    };
+    let t = crate::skin::wrap_time(time, first.duration);
+    let skins = pose_exact(&model, clip, t).context("cannot pose the model")?;
+    let bounds = posed_bounds(&model, &skins)?;
+    if bounds.is_empty() {
+        bail!("{} has no skinned vertex", model_path.display());
+    }
+    let camera = front_camera(&bounds, 1.0);
+    let gpu = Gpu::open(None)?.context("no wgpu adapter: install a Vulkan driver (lavapipe: mesa-vulkan-drivers)")?;
+    let target = OffscreenTarget::new(&gpu.device, size, size)?;
+    let renderers = skins
+        .iter()
+        .map(|skin| match format {
+            Format::F32 => skin_renderer::<PaletteEntry>(&gpu, skin, format, camera),
+            Format::Mat3x4F16 => skin_renderer::<Mat3x4F16>(&gpu, skin, format, camera),
+            Format::QtF16 => skin_renderer::<QtF16>(&gpu, skin, format, camera),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let pixels = target.render(&gpu, wgpu::Color::TRANSPARENT, |pass| {
+        for r in &renderers {
+            r.render(pass);
+        }
+    })?;
+    image::save_buffer(out, &pixels, size, size, image::ExtendedColorType::Rgba8)
+        .with_context(|| format!("cannot write {}", out.display()))?;
+    let json = serde_json::json!({
+        "view_proj": camera.view_proj().to_cols_array(),
+        "width": size,
+        "height": size,
+    });
+    let json_path = out.with_extension("json");
+    std::fs::write(&json_path, json.to_string()).with_context(|| format!("cannot write {}", json_path.display()))?;
+    let covered = pixels.chunks_exact(4).filter(|p| p[3] != 0).count();
+    println!(
+        "wrote {} and {}: {} skins, animation {clip} '{}' at {t:.3} s, {:?} palettes, {covered} pixels covered, on {} \
+         ({:?})",
+        out.display(),
+        json_path.display(),
+        skins.len(),
+        first.name,
+        format,
+        gpu.info.name,
+        gpu.info.device_type
+    );
+    Ok(())
+}
+
+/// A renderer holding `skin`'s meshes, prepared with one unique instance at the identity transform.
+fn skin_renderer<F: PaletteFormat + 'static>(
+    gpu: &Gpu,
+    skin: &PosedSkin,
+    format: Format,
+    camera: crowd_frame::FrameCamera,
+) -> Result<CrowdRenderer> {
+    let mut renderer = CrowdRenderer::new(
+        &gpu.device,
+        &RendererConfig {
+            color_format: OFFSCREEN_COLOR_FORMAT,
+            depth_format: Some(OFFSCREEN_DEPTH_FORMAT),
+            palette_format: format.kind(),
+            limits: gpu.device.limits(),
+        },
+    )?;
+    for (mesh, material) in skin.packed.iter().zip(&skin.materials) {
+        renderer.add_mesh(&gpu.device, &gpu.queue, mesh, material)?;
+    }
+    let record = crowd_frame::InstanceRecord::new(
+        Vec3::ZERO,
+        Quat::IDENTITY,
+        1.0,
+        crowd_frame::RecordAnim::Unique { palette: 0 },
+        Vec4::ONE,
+    )?;
+    let packet = unique_packet::<F>(skin.palette.len(), &skin.palette, &[record], camera)
+        .with_context(|| format!("skin '{}'", skin.name))?;
+    renderer.prepare(&gpu.device, &gpu.queue, &packet)?;
+    Ok(renderer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rendered PNG and its camera agree with the CPU-skinned vertices: every vertex projected with the
+    /// written `view_proj` lands on or next to an opaque pixel, and the background is transparent.
+    #[test]
+    fn the_image_and_its_camera_match_the_skinned_model() {
+        if Gpu::open(None).expect("a device").is_none() {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "no wgpu adapter on CI");
+            eprintln!("SKIPPED: no wgpu adapter on this machine; the render test did not run");
+            return;
+        }
+        let root = crate::workspace_root();
+        let model_path = root.join(crate::character::CHARACTER_PATH);
+        let dir = std::env::temp_dir().join(format!("xtask-render-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let out = dir.join("walk.png");
+        run(&model_path, 1, 0.6, 128, Format::QtF16, &out).expect("renders");
+        let image = image::open(&out).expect("a PNG").to_rgba8();
+        assert_eq!(image.dimensions(), (128, 128));
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.with_extension("json")).expect("the JSON")).expect("JSON");
+        assert_eq!((json["width"].as_u64(), json["height"].as_u64()), (Some(128), Some(128)));
+        let m: Vec<f32> = json["view_proj"]
+            .as_array()
+            .expect("an array")
+            .iter()
+            .map(|v| v.as_f64().expect("a number") as f32)
+            .collect();
+        let view_proj = glam::Mat4::from_cols_slice(&m);
+        for corner in [(0, 0), (127, 0), (0, 127), (127, 127)] {
+            assert_eq!(image.get_pixel(corner.0, corner.1)[3], 0, "the background is transparent");
+        }
+        let model = anim_pose::import_file(&model_path).expect("imports");
+        let skins = pose_exact(&model, 1, 0.6).expect("poses");
+        let (mut hits, mut total) = (0, 0);
+        for skin in &skins {
+            for &m in &skin.meshes {
+                for p in crowd_gpu::posed::skin_on_cpu(&model, m, &skin.palette).expect("skins").0 {
+                    let c = view_proj * p.extend(1.0);
+                    let (x, y) = ((c.x / c.w * 0.5 + 0.5) * 128.0, (0.5 - c.y / c.w * 0.5) * 128.0);
+                    assert!((0.0..128.0).contains(&x) && (0.0..128.0).contains(&y), "vertex {p} is off the image");
+                    let opaque = (-1..=1).any(|dy: i32| {
+                        (-1..=1).any(|dx: i32| {
+                            let (px, py) = ((x as i32 + dx).clamp(0, 127), (y as i32 + dy).clamp(0, 127));
+                            image.get_pixel(px as u32, py as u32)[3] == 255
+                        })
+                    });
+                    hits += usize::from(opaque);
+                    total += 1;
+                }
+            }
+        }
+        assert!(hits as f64 >= 0.99 * total as f64, "{hits} of {total} vertices land on the model");
+        std::fs::remove_dir_all(&dir).expect("cleans up");
+    }
+}
