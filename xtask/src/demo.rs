@@ -3,7 +3,8 @@
 //! It imports the model, samples every clip at a fixed rate with the exact evaluator, converts each pose to
 //! model space, builds the skinning palette, skins every bound mesh on the CPU, and prints what it measured:
 //! the skeleton, each clip's channels, sampling cost, root travel, loop seam error and animated bounds. Then it
-//! runs a crowd of the model through `crowd-frame` (`crate::crowd_demo`).
+//! runs a crowd of the model through `crowd-frame` (`crate::crowd_demo`), and renders a crowd of about 1,000 of
+//! them headless into PNG frames (`crate::render_demo`).
 
 use std::path::Path;
 use std::time::Instant;
@@ -15,8 +16,8 @@ use anim_pose::{
 use anyhow::{Context, Result, bail};
 use glam::{Affine3A, Mat4, Vec3};
 
-/// Runs the demo on `path`, sampling at `rate` Hz.
-pub fn run(path: &Path, rate: f32) -> Result<()> {
+/// Runs the demo on `path`, sampling at `rate` Hz, and writes the rendered crowd's frames into `out`.
+pub fn run(path: &Path, rate: f32, out: &Path) -> Result<()> {
     if !(rate.is_finite() && rate > 0.0 && rate <= 1000.0) {
         bail!("--rate must be in (0, 1000] Hz, got {rate}");
     }
@@ -72,6 +73,10 @@ pub fn run(path: &Path, rate: f32) -> Result<()> {
     match crate::crowd_demo::run(&model) {
         Ok(()) => {}
         Err(e) => println!("crowd: skipped ({e:#})"),
+    }
+    match crate::render_demo::run(&model, out) {
+        Ok(()) => {}
+        Err(e) => println!("render: skipped ({e:#})"),
     }
     if cfg!(debug_assertions) {
         println!(

@@ -3,7 +3,9 @@
 //! Commands:
 //! - `demo`: imports the default character (or `--model PATH`), samples every clip, skins the mesh on the
 //!   CPU at every sampled frame, and prints the skeleton, clip and animated-bounds statistics; then runs 10,000
-//!   instances through `crowd_frame::CrowdFrame` for 120 frames and prints what the last packet held.
+//!   instances through `crowd_frame::CrowdFrame` for 120 frames and prints what the last packet held; then renders
+//!   about 1,000 of them headless with `crowd_gpu::CrowdRenderer` into PNG frames in `--out DIR` (default
+//!   `target/demo/`), printing each frame's stats.
 //! - `gen-assets`: regenerates `assets/crowd_character.glb` from our own code.
 //! - `inspect MODEL`: prints a glTF model's skeleton tree, clips (with the runtime clip's rate, memory and error),
 //!   skinned primitives and bounds.
@@ -19,6 +21,7 @@ mod crowd_demo;
 mod demo;
 mod inspect;
 mod render;
+mod render_demo;
 mod skin;
 #[cfg(test)]
 mod tidy;
@@ -40,7 +43,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Import the default character, sample and skin every clip on the CPU, and print statistics.
+    /// Import the default character, sample and skin every clip on the CPU, print statistics, run a crowd and
+    /// render it headless to PNG frames.
     Demo {
         /// A glTF model to use instead of the default character.
         #[arg(long)]
@@ -48,6 +52,12 @@ enum Cmd {
         /// Sampling rate in Hz.
         #[arg(long, default_value_t = 30.0)]
         rate: f32,
+        /// The folder the rendered frames are written to (default `target/demo/`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Render without a window (the only mode until the windowed viewer exists).
+        #[arg(long)]
+        headless: bool,
     },
     /// Regenerate the default character, `assets/crowd_character.glb`.
     GenAssets {
@@ -118,9 +128,14 @@ fn main() {
 fn run(cli: Cli) -> Result<()> {
     let root = workspace_root();
     match cli.command {
-        Cmd::Demo { model, rate } => {
+        Cmd::Demo {
+            model,
+            rate,
+            out,
+            headless: _,
+        } => {
             let path = model.unwrap_or_else(|| root.join(character::CHARACTER_PATH));
-            demo::run(&path, rate)
+            demo::run(&path, rate, &out.unwrap_or_else(|| root.join("target/demo")))
         }
         Cmd::GenAssets { check } => gen_assets(&root, check),
         Cmd::Inspect { model } => inspect::run(&model),

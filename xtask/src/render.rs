@@ -156,8 +156,12 @@ mod tests {
         let image = image::open(&out).expect("a PNG").to_rgba8();
         assert_eq!(image.dimensions(), (128, 128));
         let json: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.with_extension("json")).expect("the JSON")).expect("JSON");
-        assert_eq!((json["width"].as_u64(), json["height"].as_u64()), (Some(128), Some(128)));
+            serde_json::from_str(&std::fs::read_to_string(out.with_extension("json")).expect("the JSON"))
+                .expect("JSON");
+        assert_eq!(
+            (json["width"].as_u64(), json["height"].as_u64()),
+            (Some(128), Some(128))
+        );
         let m: Vec<f32> = json["view_proj"]
             .as_array()
             .expect("an array")
@@ -166,17 +170,27 @@ mod tests {
             .collect();
         let view_proj = glam::Mat4::from_cols_slice(&m);
         for corner in [(0, 0), (127, 0), (0, 127), (127, 127)] {
-            assert_eq!(image.get_pixel(corner.0, corner.1)[3], 0, "the background is transparent");
+            assert_eq!(
+                image.get_pixel(corner.0, corner.1)[3],
+                0,
+                "the background is transparent"
+            );
         }
         let model = anim_pose::import_file(&model_path).expect("imports");
         let skins = pose_exact(&model, 1, 0.6).expect("poses");
         let (mut hits, mut total) = (0, 0);
         for skin in &skins {
             for &m in &skin.meshes {
-                for p in crowd_gpu::posed::skin_on_cpu(&model, m, &skin.palette).expect("skins").0 {
+                for p in crowd_gpu::posed::skin_on_cpu(&model, m, &skin.palette)
+                    .expect("skins")
+                    .0
+                {
                     let c = view_proj * p.extend(1.0);
                     let (x, y) = ((c.x / c.w * 0.5 + 0.5) * 128.0, (0.5 - c.y / c.w * 0.5) * 128.0);
-                    assert!((0.0..128.0).contains(&x) && (0.0..128.0).contains(&y), "vertex {p} is off the image");
+                    assert!(
+                        (0.0..128.0).contains(&x) && (0.0..128.0).contains(&y),
+                        "vertex {p} is off the image"
+                    );
                     let opaque = (-1..=1).any(|dy: i32| {
                         (-1..=1).any(|dx: i32| {
                             let (px, py) = ((x as i32 + dx).clamp(0, 127), (y as i32 + dy).clamp(0, 127));
@@ -188,7 +202,10 @@ mod tests {
                 }
             }
         }
-        assert!(hits as f64 >= 0.99 * total as f64, "{hits} of {total} vertices land on the model");
+        assert!(
+            hits as f64 >= 0.99 * total as f64,
+            "{hits} of {total} vertices land on the model"
+        );
         std::fs::remove_dir_all(&dir).expect("cleans up");
     }
 }

@@ -49,11 +49,17 @@ impl<F: PaletteFormat> Packet<F> {
         if !parts.camera.is_finite() {
             return Err(Error::invalid("packet camera", "is not finite"));
         }
-        for (what, buffer) in [("pool_palettes", parts.pool_palettes), ("unique_palettes", parts.unique_palettes)] {
+        for (what, buffer) in [
+            ("pool_palettes", parts.pool_palettes),
+            ("unique_palettes", parts.unique_palettes),
+        ] {
             if !buffer.len().is_multiple_of(s) {
                 return Err(Error::invalid(
                     format!("packet {what}"),
-                    format!("holds {} entries, not a whole number of {s}-entry palettes", buffer.len()),
+                    format!(
+                        "holds {} entries, not a whole number of {s}-entry palettes",
+                        buffer.len()
+                    ),
                 ));
             }
         }
@@ -80,7 +86,13 @@ impl<F: PaletteFormat> Packet<F> {
         if let Some(i) = drawn.iter().position(|&d| !d) {
             return Err(Error::invalid(format!("packet record {i}"), "is drawn by no draw"));
         }
-        let whole = |bytes: usize| if bytes == 0 { vec![] } else { vec![ByteRange { start: 0, end: bytes }] };
+        let whole = |bytes: usize| {
+            if bytes == 0 {
+                vec![]
+            } else {
+                vec![ByteRange { start: 0, end: bytes }]
+            }
+        };
         let dirty = DirtyRanges {
             pool_palettes: whole(size_of_val(parts.pool_palettes)),
             unique_palettes: whole(size_of_val(parts.unique_palettes)),
@@ -128,7 +140,10 @@ fn check_record(
 ) -> Result<()> {
     let what = || format!("packet record {i}");
     if !r.position.iter().all(|c| c.is_finite()) {
-        return Err(Error::invalid(what(), format!("position {:?} is not finite", r.position)));
+        return Err(Error::invalid(
+            what(),
+            format!("position {:?} is not finite", r.position),
+        ));
     }
     // A normal positive half: exponent field 1..=30, sign clear.
     let scale = r.scale_fraction & 0xffff;
@@ -224,7 +239,10 @@ mod tests {
     fn each_bad_part_is_named() {
         let unique = record(RecordAnim::Unique { palette: 1 });
         let err = build(&[unique], &[draw(RecordKind::Unique, 0, 1)]).expect_err("palette past the buffer");
-        assert!(err.to_string().contains("record 0") && err.to_string().contains("1..4"), "{err}");
+        assert!(
+            err.to_string().contains("record 0") && err.to_string().contains("1..4"),
+            "{err}"
+        );
         let pooled = record(RecordAnim::Pooled {
             slots: [0, 2],
             fraction: 0.0,

@@ -83,7 +83,10 @@ pub(crate) fn interleave(mesh: &PackedMesh) -> Vec<u8> {
 pub(crate) fn max_joint(mesh: &PackedMesh) -> u32 {
     match &mesh.joints {
         PackedJoints::U8(j) => j.iter().flat_map(|w| w.to_le_bytes()).map(u32::from).max(),
-        PackedJoints::U16(j) => j.iter().flat_map(|w| [w[0] & 0xffff, w[0] >> 16, w[1] & 0xffff, w[1] >> 16]).max(),
+        PackedJoints::U16(j) => j
+            .iter()
+            .flat_map(|w| [w[0] & 0xffff, w[0] >> 16, w[1] & 0xffff, w[1] >> 16])
+            .max(),
     }
     .unwrap_or(0)
 }
@@ -202,7 +205,10 @@ fn upload_texture(device: &wgpu::Device, queue: &wgpu::Queue, data: &TextureData
     if levels == 0 || levels > full {
         return Err(Error::texture(
             &data.name,
-            format!("has {levels} mip levels; a {} x {} texture has 1 to {full}", data.width, data.height),
+            format!(
+                "has {levels} mip levels; a {} x {} texture has 1 to {full}",
+                data.width, data.height
+            ),
         ));
     }
     let texture = device.create_texture(&wgpu::TextureDescriptor {

@@ -31,7 +31,6 @@ impl GrowBuffer {
         self.buffer.size()
     }
 
-
     /// The bytes a binding of the buffer covers: the whole buffer, at most `window`.
     pub fn window(&self) -> u64 {
         self.size().min(self.window)
@@ -69,7 +68,11 @@ pub(crate) fn buffer_size(window: u64, bytes: u64) -> u64 {
     while size < bytes {
         size *= 2;
     }
-    if size > window { size.next_multiple_of(window) } else { size }
+    if size > window {
+        size.next_multiple_of(window)
+    } else {
+        size
+    }
 }
 
 fn create(device: &wgpu::Device, label: &'static str, usage: wgpu::BufferUsages, size: u64) -> wgpu::Buffer {
@@ -95,7 +98,7 @@ mod tests {
         assert_eq!(size_for(9984, 30_000), 9984 * 4);
         for bytes in [1, 255, 256, 9983, 9984, 9985, 100_000] {
             let s = size_for(9984, bytes);
-            assert!(s >= bytes && (s <= 9984 || s % 9984 == 0), "{bytes} -> {s}");
+            assert!(s >= bytes && (s <= 9984 || s.is_multiple_of(9984)), "{bytes} -> {s}");
         }
     }
 }

@@ -27,6 +27,16 @@ impl Gpu {
     ///
     /// [`Error::Gpu`] when the adapter refuses the device (for example, limits above its own).
     pub fn open(limits: Option<wgpu::Limits>) -> Result<Option<Self>> {
+        Self::open_with(limits, wgpu::Features::empty())
+    }
+
+    /// As [`Gpu::open`], also enabling those of `optional` features that the adapter has (for example
+    /// `TIMESTAMP_QUERY` for GPU timings); `device.features()` says which it got.
+    ///
+    /// # Errors
+    ///
+    /// As [`Gpu::open`].
+    pub fn open_with(limits: Option<wgpu::Limits>, optional: wgpu::Features) -> Result<Option<Self>> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let Ok(adapter) = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default())) else {
             return Ok(None);
@@ -35,7 +45,7 @@ impl Gpu {
         let required_limits = limits.unwrap_or_else(|| adapter.limits());
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("crowd-gpu headless"),
-            required_features: wgpu::Features::empty(),
+            required_features: optional & adapter.features(),
             required_limits,
             ..Default::default()
         }))
@@ -154,33 +164,112 @@ impl OffscreenTarget {
             label: Some("offscreen render"),
         });
         {
-            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("offscreen"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &self.color_view,
-                    resolve_target: None,
-                    depth_slice: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(clear),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: &self.depth_view,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(1.0),
-                        store: wgpu::StoreOp::Store,
-                    }),
-                    stencil_ops: None,
-                }),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
+            let mut pass = self.begin_pass(&mut encoder, clear, None);
             draw(&mut pass);
         }
         gpu.queue.submit([encoder.finish()]);
         self.read_rgba8(gpu)
+    }
+
+    /// As [`OffscreenTarget::render`], and the GPU time of the pass in milliseconds from timestamps when the
+    /// device has `TIMESTAMP_QUERY` (`None` otherwise).
+    ///
+    /// # Errors
+    ///
+    /// As [`OffscreenTarget::read_rgba8`].
+    pub fn render_timed(
+        &self,
+        gpu: &Gpu,
+        clear: wgpu::Color,
+        draw: impl FnOnce(&mut wgpu::RenderPass<'_>),
+    ) -> Result<(Vec<u8>, Option<f64>)> {
+        if !gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+            return Ok((self.render(gpu, clear, draw)?, None));
+        }
+        let queries = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("pass time"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2,
+        });
+        let resolve = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("pass time resolve"),
+            size: 16,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let readback = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("pass time readback"),
+            size: 16,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("offscreen render"),
+        });
+        {
+            let mut pass = self.begin_pass(
+                &mut encoder,
+                clear,
+                Some(wgpu::RenderPassTimestampWrites {
+                    query_set: &queries,
+                    beginning_of_pass_write_index: Some(0),
+                    end_of_pass_write_index: Some(1),
+                }),
+            );
+            draw(&mut pass);
+        }
+        encoder.resolve_query_set(&queries, 0..2, &resolve, 0);
+        encoder.copy_buffer_to_buffer(&resolve, 0, &readback, 0, None);
+        gpu.queue.submit([encoder.finish()]);
+        let pixels = self.read_rgba8(gpu)?;
+        let (sender, receiver) = std::sync::mpsc::channel();
+        readback.map_async(wgpu::MapMode::Read, .., move |r| drop(sender.send(r)));
+        gpu.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::gpu(format!("waiting for the timestamps: {e}")))?;
+        receiver
+            .recv()
+            .map_err(|_| Error::gpu("the timestamps were never mapped"))?
+            .map_err(|e| Error::gpu(format!("mapping the timestamps: {e}")))?;
+        let ticks: [u64; 2] = {
+            let view = readback
+                .get_mapped_range(..)
+                .map_err(|e| Error::gpu(format!("reading the timestamps: {e}")))?;
+            bytemuck::pod_read_unaligned(&view[..16])
+        };
+        let ms = ticks[1].saturating_sub(ticks[0]) as f64 * f64::from(gpu.queue.get_timestamp_period()) * 1e-6;
+        Ok((pixels, Some(ms)))
+    }
+
+    fn begin_pass<'e>(
+        &self,
+        encoder: &'e mut wgpu::CommandEncoder,
+        clear: wgpu::Color,
+        timestamp_writes: Option<wgpu::RenderPassTimestampWrites<'e>>,
+    ) -> wgpu::RenderPass<'e> {
+        encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("offscreen"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &self.color_view,
+                resolve_target: None,
+                depth_slice: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(clear),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &self.depth_view,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            timestamp_writes,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        })
     }
 
     /// Copies the colour texture back and returns it as tightly packed RGBA8 rows, top row first

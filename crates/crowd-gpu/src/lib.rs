@@ -25,9 +25,9 @@ mod texture;
 mod uniforms;
 
 pub use error::{Error, Result};
-pub use lod::{DEFAULT_LOD_TARGETS, LodLevel, build_lods, lod_thresholds};
 pub use gpu_mesh::{Material, VERTEX_STRIDE_U8, VERTEX_STRIDE_U16};
+pub use lod::{DEFAULT_LOD_TARGETS, LodLevel, build_lods, lod_thresholds};
 pub use mesh_pack::{PackedJoints, PackedMesh, UvFormat};
 pub use renderer::{CrowdRenderer, MeshHandle, PaletteKind, PrepareStats, RendererConfig};
-pub use uniforms::{DRAW_UNIFORM_STRIDE, DebugView, DrawUniform, FrameUniform, Lighting, instance_id_color};
 pub use texture::{MAX_TEXTURE_SIDE, TextureData};
+pub use uniforms::{DRAW_UNIFORM_STRIDE, DebugView, DrawUniform, FrameUniform, Lighting, instance_id_color};

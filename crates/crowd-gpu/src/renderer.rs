@@ -249,7 +249,11 @@ impl CrowdRenderer {
         });
         let pipeline = |joints_u16: bool, depth_only: bool| {
             let attributes = vertex_attributes(joints_u16);
-            let stride = if joints_u16 { VERTEX_STRIDE_U16 } else { VERTEX_STRIDE_U8 };
+            let stride = if joints_u16 {
+                VERTEX_STRIDE_U16
+            } else {
+                VERTEX_STRIDE_U8
+            };
             let entry = match (depth_only, joints_u16) {
                 (false, false) => "vs_joints_u8",
                 (false, true) => "vs_joints_u16",
@@ -299,7 +303,9 @@ impl CrowdRenderer {
             })
         };
         let pipelines = [pipeline(false, false), pipeline(true, false)];
-        let depth_pipelines = config.depth_format.map(|_| [pipeline(false, true), pipeline(true, true)]);
+        let depth_pipelines = config
+            .depth_format
+            .map(|_| [pipeline(false, true), pipeline(true, true)]);
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             label: Some("crowd base colour"),
             address_mode_u: wgpu::AddressMode::Repeat,
@@ -477,12 +483,16 @@ impl CrowdRenderer {
         let mut uploaded = self
             .records
             .write_ranges(queue, bytemuck::cast_slice(packet.records()), &dirty.records);
-        uploaded += self
-            .pool
-            .write_ranges(queue, bytemuck::cast_slice(packet.pool_palettes()), &dirty.pool_palettes);
-        uploaded += self
-            .unique
-            .write_ranges(queue, bytemuck::cast_slice(packet.unique_palettes()), &dirty.unique_palettes);
+        uploaded += self.pool.write_ranges(
+            queue,
+            bytemuck::cast_slice(packet.pool_palettes()),
+            &dirty.pool_palettes,
+        );
+        uploaded += self.unique.write_ranges(
+            queue,
+            bytemuck::cast_slice(packet.unique_palettes()),
+            &dirty.unique_palettes,
+        );
 
         let per_chunk = self.records_per_chunk();
         let mut chunks_used = 0u32;

@@ -42,7 +42,10 @@ fn prepare_allocates_a_fixed_amount_after_warm_up() {
             gpu.queue.submit([]);
             let _ = gpu.device.poll(wgpu::PollType::wait_indefinitely());
         }
-        eprintln!("{} instances: allocations per prepare after warm-up {counts:?}", records.len());
+        eprintln!(
+            "{} instances: allocations per prepare after warm-up {counts:?}",
+            records.len()
+        );
         per_call.push(counts);
     }
     let all: Vec<usize> = per_call.iter().flatten().copied().collect();

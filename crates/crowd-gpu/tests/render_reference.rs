@@ -17,7 +17,7 @@ mod common;
 use common::images::{self, Difference};
 use crowd_gpu::headless::OffscreenTarget;
 use crowd_gpu::posed::{PosedSkin, front_camera, pose_exact, unique_packet};
-use crowd_gpu::{CrowdRenderer, PackedMesh, PackedJoints, PaletteKind};
+use crowd_gpu::{CrowdRenderer, PackedJoints, PackedMesh, PaletteKind};
 use glam::{Affine3A, Vec3, Vec3A};
 use skin_pack::{Mat3x4F16, PaletteEntry, PaletteFormat, QtF16};
 
@@ -56,7 +56,10 @@ fn static_mesh(mesh: &anim_pose::SkinnedMesh, packed: &PackedMesh, palette: &[Af
         .map(|w| [0, 8, 16, 24].map(|s| ((w >> s) & 0xff) as f32 / 255.0))
         .collect();
     let joints: Vec<[u16; 4]> = match &packed.joints {
-        PackedJoints::U8(j) => j.iter().map(|w| [0, 8, 16, 24].map(|s| ((w >> s) & 0xff) as u16)).collect(),
+        PackedJoints::U8(j) => j
+            .iter()
+            .map(|w| [0, 8, 16, 24].map(|s| ((w >> s) & 0xff) as u16))
+            .collect(),
         PackedJoints::U16(j) => j
             .iter()
             .map(|w| [w[0] as u16, (w[0] >> 16) as u16, w[1] as u16, (w[1] >> 16) as u16])
@@ -181,7 +184,13 @@ fn gpu_skinning_matches_the_cpu_reference() {
     }
     let stored = images::stored_reference("skin_grid", SIZE, &cpu_image);
     let d = images::difference(&cpu_image, &stored);
-    if !check("CPU image vs stored reference", d, STORED_MEAN_LIMIT, STORED_FLIPPED_LIMIT, None) {
+    if !check(
+        "CPU image vs stored reference",
+        d,
+        STORED_MEAN_LIMIT,
+        STORED_FLIPPED_LIMIT,
+        None,
+    ) {
         images::write_failure("skin_grid", SIZE, &cpu_image, &stored);
         panic!("the CPU-reference image differs from tests/reference/skin_grid.png: {d:?}");
     }

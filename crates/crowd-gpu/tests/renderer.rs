@@ -75,7 +75,10 @@ fn every_instance_carries_its_own_id_colour_across_chunks() {
         let i = cy.min(rows - 1) * cols + cx.min(cols - 1);
         let want = instance_id_color(i as u32);
         let near = px[..3].iter().zip(want).all(|(a, b)| a.abs_diff(b) <= 4);
-        assert!(near, "pixel ({x}, {y}) in the cell of instance {i} is {px:?}, not its colour {want:?}");
+        assert!(
+            near,
+            "pixel ({x}, {y}) in the cell of instance {i} is {px:?}, not its colour {want:?}"
+        );
         seen[i] += 1;
     }
     if let Some(i) = seen.iter().position(|&n| n < 20) {
@@ -100,7 +103,10 @@ fn a_small_binding_limit_gives_chunks_and_the_same_image() {
     assert_eq!(one.instances, three.instances);
     let d = images::difference(&image, &reference);
     assert!(d.max == 0, "chunked and whole images differ: {d:?}");
-    assert!(reference.chunks_exact(4).filter(|p| p[3] == 255).count() > 10_000, "the boxes are drawn");
+    assert!(
+        reference.chunks_exact(4).filter(|p| p[3] == 255).count() > 10_000,
+        "the boxes are drawn"
+    );
 }
 
 #[test]
@@ -115,7 +121,10 @@ fn the_draw_count_does_not_depend_on_the_instance_count() {
         assert_eq!(stats.instances as usize, cols * rows);
         assert_eq!(stats.triangles, 12 * (cols * rows) as u64);
         let image = images::render(&gpu, &target, &[&r]);
-        assert!(image.chunks_exact(4).any(|p| p[3] == 255), "{cols} x {rows}: nothing drawn");
+        assert!(
+            image.chunks_exact(4).any(|p| p[3] == 255),
+            "{cols} x {rows}: nothing drawn"
+        );
         counts.push(stats.draws);
     }
     assert_eq!(counts[0], counts[1], "draws for 1,000 and 100,000 instances");
@@ -128,7 +137,9 @@ fn an_empty_frame_is_valid_and_draws_nothing() {
     let camera = plane_camera(1.0, 1.0, 1.0);
     let packet = pooled_packet(2, &pool(0.0), &[], 1, camera);
     let mut r = box_renderer(&gpu, None);
-    let stats = r.prepare(&gpu.device, &gpu.queue, &packet).expect("an empty packet prepares");
+    let stats = r
+        .prepare(&gpu.device, &gpu.queue, &packet)
+        .expect("an empty packet prepares");
     assert_eq!((stats.draws, stats.instances), (0, 0));
     let target = OffscreenTarget::new(&gpu.device, 32, 32).expect("a target");
     let image = images::render(&gpu, &target, &[&r]);
@@ -145,8 +156,13 @@ fn bad_input_gets_errors_not_device_errors() {
     let one_joint = [PaletteEntry::IDENTITY; 2];
     let packet = pooled_packet(1, &one_joint, &[record], 1, camera);
     let mut r = box_renderer(&gpu, None);
-    let err = r.prepare(&gpu.device, &gpu.queue, &packet).expect_err("more joints than the palette");
-    assert!(err.to_string().contains("joint 1") && err.to_string().contains("box"), "{err}");
+    let err = r
+        .prepare(&gpu.device, &gpu.queue, &packet)
+        .expect_err("more joints than the palette");
+    assert!(
+        err.to_string().contains("joint 1") && err.to_string().contains("box"),
+        "{err}"
+    );
     assert_eq!(r.stats().draws, 0, "a failed prepare leaves nothing to draw");
 
     // A packet in another palette format than the renderer's.
@@ -161,21 +177,28 @@ fn bad_input_gets_errors_not_device_errors() {
         draws: &[],
     })
     .expect("a packet");
-    let err = r.prepare(&gpu.device, &gpu.queue, &packet).expect_err("format mismatch");
+    let err = r
+        .prepare(&gpu.device, &gpu.queue, &packet)
+        .expect_err("format mismatch");
     assert!(err.to_string().contains("configured for"), "{err}");
 
     // Pooled palettes past the binding limit (they are bound whole).
     let mut small = box_renderer(&gpu, Some(small_binding(&gpu, 1024)));
     let big = vec![PaletteEntry::IDENTITY; 2 * 20];
     let packet = pooled_packet(2, &big, &[record], 1, camera);
-    let err = small.prepare(&gpu.device, &gpu.queue, &packet).expect_err("palettes past the limit");
+    let err = small
+        .prepare(&gpu.device, &gpu.queue, &packet)
+        .expect_err("palettes past the limit");
     assert!(err.to_string().contains("max_storage_buffer_binding_size"), "{err}");
 
     // A draw at a LOD the mesh lacks.
     let mut one_lod = images::renderer(&gpu, PaletteKind::F32, None);
     let mesh = PackedMesh::with_lods(&two_joint_box(0.5), 2, &[1.0]).expect("packs");
     images::add_meshes(&gpu, &mut one_lod, &[mesh], &[Material::default()]);
-    let mut draw = *pooled_packet(2, &pool(0.0), &[record], 1, camera).draws().first().expect("a draw");
+    let mut draw = *pooled_packet(2, &pool(0.0), &[record], 1, camera)
+        .draws()
+        .first()
+        .expect("a draw");
     draw.lod = 1;
     let packet = crowd_frame::Packet::from_parts(&crowd_frame::PacketParts {
         time: 0.0,
@@ -187,7 +210,9 @@ fn bad_input_gets_errors_not_device_errors() {
         draws: &[draw],
     })
     .expect("a packet");
-    let err = one_lod.prepare(&gpu.device, &gpu.queue, &packet).expect_err("a missing LOD");
+    let err = one_lod
+        .prepare(&gpu.device, &gpu.queue, &packet)
+        .expect_err("a missing LOD");
     assert!(err.to_string().contains("LOD 1"), "{err}");
 
     // Records whose slot or palette lies past the buffers, or with NaN: the packet refuses them where it is built.
@@ -233,6 +258,11 @@ fn bad_input_gets_errors_not_device_errors() {
         ..Material::default()
     };
     let mesh = PackedMesh::new(&two_joint_box(0.5), 2).expect("packs");
-    let err = r.add_mesh(&gpu.device, &gpu.queue, &mesh, &material).expect_err("a broken mip chain");
-    assert!(err.to_string().contains("cut") && err.to_string().contains("mip level 1"), "{err}");
+    let err = r
+        .add_mesh(&gpu.device, &gpu.queue, &mesh, &material)
+        .expect_err("a broken mip chain");
+    assert!(
+        err.to_string().contains("cut") && err.to_string().contains("mip level 1"),
+        "{err}"
+    );
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use crowd_gpu::shaders::{ALL, CROWD_SKIN, PALETTE, PALETTE_FETCHES, PALETTE_FETCH_F32};
+use crowd_gpu::shaders::{ALL, CROWD_SKIN, PALETTE, PALETTE_FETCH_F32, PALETTE_FETCHES};
 
 #[test]
 fn every_shader_parses_and_validates() {
@@ -13,7 +13,13 @@ fn every_shader_parses_and_validates() {
             // The renderer's module needs a palette fetch file: validate it with each.
             for fetch in &PALETTE_FETCHES {
                 let module = common::skin_module(fetch);
-                for entry in ["vs_joints_u8", "vs_joints_u16", "vs_depth_joints_u8", "vs_depth_joints_u16", "fs_main"] {
+                for entry in [
+                    "vs_joints_u8",
+                    "vs_joints_u16",
+                    "vs_depth_joints_u8",
+                    "vs_depth_joints_u16",
+                    "fs_main",
+                ] {
                     assert!(
                         module.entry_points.iter().any(|e| e.name == entry),
                         "crowd_skin.wgsl with {} lacks {entry}",

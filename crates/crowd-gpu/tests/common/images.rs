@@ -32,13 +32,17 @@ pub fn renderer(gpu: &Gpu, kind: PaletteKind, limits: Option<wgpu::Limits>) -> C
 /// Adds every mesh of `meshes` with its material.
 pub fn add_meshes(gpu: &Gpu, renderer: &mut CrowdRenderer, meshes: &[PackedMesh], materials: &[Material]) {
     for (m, material) in meshes.iter().zip(materials) {
-        renderer.add_mesh(&gpu.device, &gpu.queue, m, material).expect("the mesh uploads");
+        renderer
+            .add_mesh(&gpu.device, &gpu.queue, m, material)
+            .expect("the mesh uploads");
     }
 }
 
 /// Prepares `packet` in `renderer`.
 pub fn prepare<F: PaletteFormat + 'static>(gpu: &Gpu, renderer: &mut CrowdRenderer, packet: &Packet<F>) {
-    renderer.prepare(&gpu.device, &gpu.queue, packet).expect("the packet prepares");
+    renderer
+        .prepare(&gpu.device, &gpu.queue, packet)
+        .expect("the packet prepares");
 }
 
 /// Renders every renderer of `renderers` (prepared) into one image on a transparent background.
@@ -123,7 +127,10 @@ pub fn write_failure(name: &str, size: (u32, u32), actual: &[u8], expected: &[u8
 pub fn stored_reference(name: &str, size: (u32, u32), pixels: &[u8]) -> Vec<u8> {
     let path = reference_dir().join(format!("{name}.png"));
     if std::env::var("CROWD_BLESS").as_deref() == Ok("1") {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "CROWD_BLESS is not allowed on CI");
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CROWD_BLESS is not allowed on CI"
+        );
         write_png(&path, size, pixels);
     }
     let image = image::open(&path)

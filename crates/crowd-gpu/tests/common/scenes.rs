@@ -10,10 +10,26 @@ use skin_pack::PaletteEntry;
 pub fn two_joint_box(side: f32) -> SkinnedMesh {
     let h = side * 0.5;
     let positions: Vec<Vec3> = (0..8)
-        .map(|i| Vec3::new(if i & 1 == 0 { -h } else { h }, if i & 2 == 0 { -h } else { h }, if i & 4 == 0 { -h } else { h }))
+        .map(|i| {
+            Vec3::new(
+                if i & 1 == 0 { -h } else { h },
+                if i & 2 == 0 { -h } else { h },
+                if i & 4 == 0 { -h } else { h },
+            )
+        })
         .collect();
-    let faces: [[u16; 4]; 6] = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]];
-    let indices: Vec<u16> = faces.iter().flat_map(|f| [f[0], f[1], f[2], f[0], f[2], f[3]]).collect();
+    let faces: [[u16; 4]; 6] = [
+        [0, 1, 3, 2],
+        [4, 6, 7, 5],
+        [0, 4, 5, 1],
+        [2, 3, 7, 6],
+        [0, 2, 6, 4],
+        [1, 5, 7, 3],
+    ];
+    let indices: Vec<u16> = faces
+        .iter()
+        .flat_map(|f| [f[0], f[1], f[2], f[0], f[2], f[3]])
+        .collect();
     SkinnedMesh {
         name: "mesh 'box' primitive 0".to_owned(),
         mesh: 0,
@@ -37,7 +53,9 @@ pub fn two_joint_box(side: f32) -> SkinnedMesh {
 pub fn grid(cols: usize, rows: usize, spacing: f32) -> Vec<Vec3> {
     let (w, h) = ((cols - 1) as f32 * spacing, (rows - 1) as f32 * spacing);
     (0..rows)
-        .flat_map(|r| (0..cols).map(move |c| Vec3::new(c as f32 * spacing - w * 0.5, h * 0.5 - r as f32 * spacing, 0.0)))
+        .flat_map(|r| {
+            (0..cols).map(move |c| Vec3::new(c as f32 * spacing - w * 0.5, h * 0.5 - r as f32 * spacing, 0.0))
+        })
         .collect()
 }
 
@@ -46,13 +64,27 @@ pub fn grid(cols: usize, rows: usize, spacing: f32) -> Vec<Vec3> {
 pub fn plane_camera(width: f32, height: f32, aspect: f32) -> FrameCamera {
     let fov = 10f32.to_radians();
     let distance = (height * 0.5).max(width * 0.5 / aspect) / (fov * 0.5).tan() * 1.05;
-    FrameCamera::perspective(Vec3::Z * distance, Vec3::ZERO, Vec3::Y, fov, aspect, distance * 0.5, distance * 2.0)
+    FrameCamera::perspective(
+        Vec3::Z * distance,
+        Vec3::ZERO,
+        Vec3::Y,
+        fov,
+        aspect,
+        distance * 0.5,
+        distance * 2.0,
+    )
 }
 
 /// A pooled record at `position`.
 pub fn pooled_record(position: Vec3, slots: [u16; 2], fraction: f32) -> InstanceRecord {
-    InstanceRecord::new(position, Quat::IDENTITY, 1.0, RecordAnim::Pooled { slots, fraction }, Vec4::ONE)
-        .expect("a record")
+    InstanceRecord::new(
+        position,
+        Quat::IDENTITY,
+        1.0,
+        RecordAnim::Pooled { slots, fraction },
+        Vec4::ONE,
+    )
+    .expect("a record")
 }
 
 /// A packet of pooled records at LOD 0 over `pool` (slot-major palettes of `joints` entries), split into draws
