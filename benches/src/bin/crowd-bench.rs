@@ -18,6 +18,7 @@ type Part = fn(bool, &mut Vec<Figure>) -> Result<(), Box<dyn std::error::Error>>
 
 struct Args {
     quick: bool,
+    gpu: bool,
     json: Option<PathBuf>,
     groups: Vec<String>,
 }
@@ -25,6 +26,7 @@ struct Args {
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         quick: false,
+        gpu: false,
         json: None,
         groups: Vec::new(),
     };
@@ -32,11 +34,13 @@ fn parse_args() -> Result<Args, String> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--quick" => args.quick = true,
+            "--gpu" => args.gpu = true,
             "--json" => args.json = Some(it.next().ok_or("--json needs a file name")?.into()),
             "--bench" => {}
             "-h" | "--help" => {
                 return Err(format!(
-                    "usage: cargo xtask bench [--quick] [--json FILE] [GROUP...]\ngroups: {}",
+                    "usage: cargo xtask bench [--quick] [--gpu] [--json FILE] [GROUP...]\ngroups: {} (crowd_gpu_device runs \
+                     with --gpu or when named)",
                     GROUPS.join(", ")
                 ));
             }
@@ -55,7 +59,16 @@ fn parse_args() -> Result<Args, String> {
 /// Every group, by crate.
 /// `pool_k` computes the pose-pool slot counts for error budgets; it takes tens of seconds, so `--quick` skips it
 /// unless it is named.
-const GROUPS: &[&str] = &["anim_pose", "pool_k", "skin_pack", "crowd_cull", "frame"];
+/// `crowd_gpu_device` renders up to 1M instances; it runs with `--gpu` or when named.
+const GROUPS: &[&str] = &[
+    "anim_pose",
+    "pool_k",
+    "skin_pack",
+    "crowd_cull",
+    "frame",
+    "crowd_gpu",
+    "crowd_gpu_device",
+];
 
 fn main() {
     let args = match parse_args() {
@@ -108,6 +121,18 @@ fn main() {
         && let Err(e) = crowd_benches::groups::frame::run(args.quick, &mut figures)
     {
         eprintln!("error: frame group: {e}");
+        std::process::exit(1);
+    }
+    if wants("crowd_gpu")
+        && let Err(e) = crowd_benches::groups::crowd_gpu::run(args.quick, &mut figures)
+    {
+        eprintln!("error: crowd_gpu group: {e}");
+        std::process::exit(1);
+    }
+    if (args.gpu || named("crowd_gpu_device"))
+        && let Err(e) = crowd_benches::groups::crowd_gpu::run_device(&mut figures)
+    {
+        eprintln!("error: crowd_gpu_device group: {e}");
         std::process::exit(1);
     }
     print!("{}", report_table(&figures));

@@ -2,6 +2,7 @@
 //! Each exposes `run(quick, &mut figures)`; the binary selects them by group name.
 
 pub mod crowd_cull;
+pub mod crowd_gpu;
 pub mod frame;
 pub mod skin_pack_exchange;
 pub mod skin_pack_f16;
