@@ -3,8 +3,8 @@
 //!
 //! The scene: the default character on a jittered grid 1.5 m apart, each turned, scaled 0.8 to 1.2, a tenth of
 //! them tilted, playing its clips at random phases and speeds, every visible instance pooled, with the three
-//! LOD levels chosen for one pixel of error on a 1080-line image; the camera beside a corner, raised, looking at
-//! the centre. Packets come from `crowd_frame::CrowdFrame::step`.
+//! LOD levels chosen for one pixel of error on a 1080-line image; the camera 2.5 m high beside a corner, looking at
+//! the centre, so that every LOD is in view. Packets come from `crowd_frame::CrowdFrame::step`.
 //!
 //! - `crowd_gpu.prepare_100k_ms`: `CrowdRenderer::prepare` of a 100,000-instance packet minus the same bytes
 //!   written by bare `write_buffer` calls (the driver's copy into staging), each followed by an empty submit,
@@ -122,7 +122,8 @@ fn crowd<'a>(scene: &Scene, character: &'a Character, n: usize) -> BenchResult<(
     crowd.add_many(&spawns, &mut handles)?;
     let l = side as f32 * 1.5;
     let camera = FrameCamera::perspective(
-        Vec3::new(-0.15 * l, 0.25 * l + 2.0, -0.15 * l),
+        // Near the corner and low, so that the nearest instances are at LOD 0 and 1 and the rest at LOD 2.
+        Vec3::new(-3.0, 2.5, -3.0),
         Vec3::new(0.5 * l, 0.0, 0.5 * l),
         Vec3::Y,
         1.0,
