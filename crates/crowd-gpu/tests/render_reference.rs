@@ -21,8 +21,8 @@ use crowd_gpu::{CrowdRenderer, PackedJoints, PackedMesh, PaletteKind};
 use glam::{Affine3A, Vec3, Vec3A};
 use skin_pack::{Mat3x4F16, PaletteEntry, PaletteFormat, QtF16};
 
-const MEAN_LIMIT: f64 = 0.1;
-const FLIPPED_LIMIT: f64 = 0.002;
+const MEAN_LIMIT: f64 = 0.03;
+const FLIPPED_LIMIT: f64 = 0.0001;
 const MAX_LIMIT: u8 = 40;
 const STORED_MEAN_LIMIT: f64 = 1.0;
 const STORED_FLIPPED_LIMIT: f64 = 0.01;
