@@ -275,10 +275,15 @@ fn the_depth_only_pass_writes_the_depth_of_the_colour_pass() {
     r.prepare(&gpu.device, &gpu.queue, &packet).expect("prepares");
     let target = OffscreenTarget::new(&gpu.device, SIZE.0, SIZE.1).expect("a target");
     let plain = images::render(&gpu, &target, &[&r]);
-    assert!(plain.chunks_exact(4).filter(|p| p[3] == 255).count() > 10_000, "the boxes are drawn");
+    assert!(
+        plain.chunks_exact(4).filter(|p| p[3] == 255).count() > 10_000,
+        "the boxes are drawn"
+    );
     // A depth-only pass, then the colour pass over its depth: with the `Less` test, no fragment of the colour pass
     // passes where the depth-only pass skinned the same surface to the same depth.
-    let mut encoder = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+    let mut encoder = gpu
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
     let depth_attachment = |load| {
         Some(wgpu::RenderPassDepthStencilAttachment {
             view: &target.depth_view,
@@ -322,5 +327,8 @@ fn the_depth_only_pass_writes_the_depth_of_the_colour_pass() {
     gpu.queue.submit([encoder.finish()]);
     let over = target.read_rgba8(&gpu).expect("reads back");
     let drawn = over.chunks_exact(4).filter(|p| p[3] != 0).count();
-    assert!(drawn <= 20, "{drawn} colour fragments passed the depth-only pass's depth");
+    assert!(
+        drawn <= 20,
+        "{drawn} colour fragments passed the depth-only pass's depth"
+    );
 }
