@@ -38,12 +38,19 @@ impl GrowBuffer {
 
     /// Makes the buffer hold at least `bytes`, doubling; returns true when it was recreated (its bind groups must
     /// be too, and its old contents are gone: the packet rewrites every range a draw reads each frame).
-    pub fn reserve(&mut self, device: &wgpu::Device, bytes: u64) -> bool {
+    pub fn reserve(&mut self, device: &wgpu::Device, bytes: u64, max_size: u64) -> bool {
         if bytes <= self.size() {
             return false;
         }
-        self.buffer = create(device, self.label, self.usage, buffer_size(self.window, bytes));
+        self.buffer = create(device, self.label, self.usage, self.size_for(bytes, max_size));
         true
+    }
+
+    /// The size [`GrowBuffer::reserve`] gives a buffer for `bytes`: [`buffer_size`], or when that is past
+    /// `max_size` the smallest size that holds `bytes` in whole windows (which the caller checks against
+    /// `max_size`).
+    pub fn size_for(&self, bytes: u64, max_size: u64) -> u64 {
+        size_within(self.window, bytes, max_size)
     }
 
     /// Writes the ranges `dirty` of `data` at the same offsets; returns the bytes written. Ranges must lie within
@@ -75,6 +82,21 @@ pub(crate) fn buffer_size(window: u64, bytes: u64) -> u64 {
     }
 }
 
+/// [`buffer_size`], or when that is past `max_size` the smallest size holding `bytes` in 256-byte steps, in whole
+/// windows past one window (which may itself be past `max_size`: the caller checks).
+pub(crate) fn size_within(window: u64, bytes: u64, max_size: u64) -> u64 {
+    let size = buffer_size(window, bytes);
+    if size <= max_size {
+        return size;
+    }
+    let tight = bytes.next_multiple_of(MIN_BUFFER_BYTES);
+    if tight > window {
+        bytes.next_multiple_of(window)
+    } else {
+        tight
+    }
+}
+
 fn create(device: &wgpu::Device, label: &'static str, usage: wgpu::BufferUsages, size: u64) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
@@ -86,7 +108,23 @@ fn create(device: &wgpu::Device, label: &'static str, usage: wgpu::BufferUsages,
 
 #[cfg(test)]
 mod tests {
-    use super::buffer_size as size_for;
+    use super::{buffer_size as size_for, size_within};
+
+    #[test]
+    fn sizes_past_the_largest_buffer_fit_tightly() {
+        // Doubling 600 MB would give 1 GiB, past a 700 MB limit: the buffer holds the bytes in whole windows.
+        let window = 128 << 20;
+        assert_eq!(size_within(window, 600 << 20, 700 << 20), 640 << 20);
+        assert_eq!(
+            size_within(window, 300 << 20, 1 << 30),
+            512 << 20,
+            "doubling where it fits"
+        );
+        // Without windows (u64::MAX / 2), 256-byte steps.
+        assert_eq!(size_within(u64::MAX / 2, 3000, 3500), 3072);
+        // Whole windows past the limit are reported as they are, for the caller to refuse.
+        assert_eq!(size_within(window, 700 << 20, 700 << 20), 768 << 20);
+    }
 
     #[test]
     fn sizes_double_and_hold_whole_windows() {

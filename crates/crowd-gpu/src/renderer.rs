@@ -457,17 +457,24 @@ impl CrowdRenderer {
                 )));
             }
         }
-        if record_bytes > self.max_buffer {
+        let records_size = self
+            .records
+            .size()
+            .max(self.records.size_for(record_bytes, self.max_buffer));
+        if records_size > self.max_buffer {
             return Err(Error::gpu(format!(
-                "the {} records take {record_bytes} bytes, past max_buffer_size ({})",
+                "the {} records take {record_bytes} bytes, in whole {}-byte chunks {records_size}, past \
+                 max_buffer_size ({})",
                 packet.records().len(),
+                self.record_window,
                 self.max_buffer
             )));
         }
 
-        let mut rebind = self.records.reserve(device, record_bytes);
-        rebind |= self.pool.reserve(device, pool_bytes);
-        rebind |= self.unique.reserve(device, unique_bytes);
+        let max = self.max_buffer;
+        let mut rebind = self.records.reserve(device, record_bytes, max);
+        rebind |= self.pool.reserve(device, pool_bytes, max);
+        rebind |= self.unique.reserve(device, unique_bytes, max);
         if rebind {
             self.frame_group = frame_group(
                 device,
@@ -534,7 +541,10 @@ impl CrowdRenderer {
                 first = piece_end;
             }
         }
-        if self.draw_uniforms.reserve(device, self.draw_bytes.len() as u64) {
+        if self
+            .draw_uniforms
+            .reserve(device, self.draw_bytes.len() as u64, self.max_buffer)
+        {
             self.draw_group = draw_group(device, &self.draw_layout, &self.draw_uniforms);
         }
         if !self.draw_bytes.is_empty() {
