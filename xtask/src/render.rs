@@ -16,7 +16,7 @@ use anyhow::{Context, Result, bail};
 use crowd_gpu::headless::{Gpu, OFFSCREEN_COLOR_FORMAT, OFFSCREEN_DEPTH_FORMAT, OffscreenTarget};
 use crowd_gpu::posed::{PosedSkin, front_camera, pose_exact, posed_bounds, unique_packet};
 use crowd_gpu::{CrowdRenderer, PaletteKind, RendererConfig};
-use glam::{Quat, Vec3, Vec4};
+use glam::Vec3;
 use skin_pack::{Mat3x4F16, PaletteEntry, PaletteFormat, QtF16};
 
 /// The palette format on the command line.
@@ -121,13 +121,7 @@ fn skin_renderer<F: PaletteFormat + 'static>(
     for (mesh, material) in skin.packed.iter().zip(&skin.materials) {
         renderer.add_mesh(&gpu.device, &gpu.queue, mesh, material)?;
     }
-    let record = crowd_frame::InstanceRecord::new(
-        Vec3::ZERO,
-        Quat::IDENTITY,
-        1.0,
-        crowd_frame::RecordAnim::Unique { palette: 0 },
-        Vec4::ONE,
-    )?;
+    let record = crowd_gpu::posed::unique_record(Vec3::ZERO, 0)?;
     let packet = unique_packet::<F>(skin.palette.len(), &skin.palette, &[record], camera)
         .with_context(|| format!("skin '{}'", skin.name))?;
     renderer.prepare(&gpu.device, &gpu.queue, &packet)?;

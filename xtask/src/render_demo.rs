@@ -9,15 +9,13 @@ use std::time::Instant;
 use anim_pose::{Indices, Model, SkinnedMesh};
 use anyhow::{Context, Result, bail};
 use crowd_cull::Handle;
-use crowd_frame::{
-    Character, CharacterOptions, ClipId, CrowdFrame, FrameCamera, FrameSettings, LodRange, Packet, Spawn,
-};
+use crowd_frame::{Character, CharacterOptions, ClipId, CrowdFrame, FrameCamera, FrameSettings, Packet, Spawn};
 use crowd_gpu::headless::{Gpu, OFFSCREEN_COLOR_FORMAT, OFFSCREEN_DEPTH_FORMAT, OffscreenTarget};
 use crowd_gpu::{
     CrowdRenderer, DebugView, Material, PackedMesh, PaletteKind, PrepareStats, RendererConfig, TextureData,
     lod_thresholds,
 };
-use glam::{Affine3A, Quat, Vec2, Vec3, Vec4};
+use glam::{Affine3A, Quat, Vec2, Vec3};
 
 /// Regiments, and ranks and files in each.
 const REGIMENTS: usize = 4;
@@ -66,15 +64,7 @@ pub fn run(model: &Model, out: &Path) -> Result<()> {
             })
         })
         .collect::<Result<_>>()?;
-    let lods: Vec<LodRange> = packed[0]
-        .lods
-        .iter()
-        .map(|l| LodRange {
-            first_index: l.first_index,
-            index_count: l.index_count,
-            base_vertex: 0,
-        })
-        .collect();
+    let lods: Vec<_> = packed[0].lods.iter().map(|l| l.range()).collect();
     let character = Character::from_model(model, 0, &CharacterOptions::default())?.with_lods(lods)?;
     let radius = character
         .clip_bounds()
@@ -270,13 +260,7 @@ struct Ground {
 
 impl Ground {
     fn prepare_for(&mut self, gpu: &Gpu, camera: &FrameCamera) -> Result<()> {
-        let record = crowd_frame::InstanceRecord::new(
-            Vec3::ZERO,
-            Quat::IDENTITY,
-            1.0,
-            crowd_frame::RecordAnim::Unique { palette: 0 },
-            Vec4::ONE,
-        )?;
+        let record = crowd_gpu::posed::unique_record(Vec3::ZERO, 0)?;
         let packet =
             crowd_gpu::posed::unique_packet::<skin_pack::PaletteEntry>(1, &[Affine3A::IDENTITY], &[record], *camera)?;
         self.renderer.prepare(&gpu.device, &gpu.queue, &packet)?;

@@ -15,12 +15,11 @@
 //!   `TIMESTAMP_QUERY`).
 
 use crowd_cull::Handle;
-use crowd_frame::{Character, CharacterOptions, ClipId, CrowdFrame, FrameCamera, FrameSettings, LodRange, Spawn};
+use crowd_frame::{Character, CharacterOptions, CrowdFrame, FrameCamera, FrameSettings};
 use crowd_gpu::headless::{Gpu, OFFSCREEN_COLOR_FORMAT, OFFSCREEN_DEPTH_FORMAT, OffscreenTarget};
 use crowd_gpu::{CrowdRenderer, Material, PackedMesh, PaletteKind, RendererConfig, lod_thresholds};
-use glam::{Quat, Vec3};
+use glam::Vec3;
 
-use crate::groups::crowd_cull::hash;
 use crate::harness::{Effort, Figure, median_paired};
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
@@ -57,15 +56,7 @@ impl Scene {
     }
 
     fn character(&self) -> BenchResult<Character> {
-        let lods = self.packed[0]
-            .lods
-            .iter()
-            .map(|l| LodRange {
-                first_index: l.first_index,
-                index_count: l.index_count,
-                base_vertex: 0,
-            })
-            .collect();
+        let lods = self.packed[0].lods.iter().map(|l| l.range()).collect();
         Ok(Character::from_model(&self.model, 0, &CharacterOptions::default())?.with_lods(lods)?)
     }
 
@@ -101,23 +92,7 @@ fn crowd<'a>(scene: &Scene, character: &'a Character, n: usize) -> BenchResult<(
     };
     let mut crowd: CrowdFrame = CrowdFrame::new(character, settings)?;
     let side = (n as f64).sqrt() as u32;
-    let clips = character.clips().len();
-    let spawns: Vec<Spawn> = (0..side * side)
-        .map(|i| {
-            let (x, z) = ((i % side) as f32, (i / side) as f32);
-            let tilt = if i % 10 == 0 { hash(i ^ 0x99) - 0.5 } else { 0.0 };
-            Spawn {
-                rotation: Quat::from_rotation_y(hash(i ^ 0x1234) * std::f32::consts::TAU) * Quat::from_rotation_x(tilt),
-                scale: 0.8 + 0.4 * hash(i ^ 0x777),
-                time: hash(i ^ 0x4242) * 3.0,
-                speed: 0.9 + 0.2 * hash(i ^ 0x3131),
-                ..Spawn::at(
-                    Vec3::new(x * 1.5 + hash(i) * 0.5, 0.0, z * 1.5 + hash(i ^ 0xABCD) * 0.5),
-                    ClipId((i as usize % clips) as u16),
-                )
-            }
-        })
-        .collect();
+    let spawns = crate::groups::frame::grid_spawns(side, character.clips().len());
     let mut handles = vec![Handle::default(); spawns.len()];
     crowd.add_many(&spawns, &mut handles)?;
     let l = side as f32 * 1.5;

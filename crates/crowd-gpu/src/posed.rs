@@ -180,6 +180,23 @@ pub fn encode_palette<F: PaletteFormat + 'static>(palette: &[Affine3A]) -> Resul
     Ok(palette.iter().map(|m| F::encode(m, Vec3A::ZERO)).collect())
 }
 
+/// A unique-tier record at `position` with the identity rotation, scale 1 and a white tint, whose palette starts
+/// at entry `palette`.
+///
+/// # Errors
+///
+/// [`Error::Scene`] when `position` is not finite.
+pub fn unique_record(position: Vec3, palette: u32) -> Result<InstanceRecord> {
+    InstanceRecord::new(
+        position,
+        glam::Quat::IDENTITY,
+        1.0,
+        crowd_frame::RecordAnim::Unique { palette },
+        glam::Vec4::ONE,
+    )
+    .map_err(|e| Error::scene(format!("a record at {position}: {e}")))
+}
+
 /// A packet of unique-tier instances at LOD 0, one per record of `records`, with `camera`: `palettes` holds
 /// their palettes of `skin_joint_count` entries one after another, and each record's `anim` names its first entry.
 ///

@@ -1,5 +1,5 @@
 //! Proves with a counting global allocator that after warm-up `CrowdRenderer::prepare` allocates a fixed number
-//! of times per call, the same for 1,000 and 10,000 instances, and about what its `write_buffer` calls allocate
+//! of times per call (within 2), the same for 1,000 and 10,000 instances, and about what its `write_buffer` calls allocate
 //! inside wgpu-core (each write makes a staging buffer): nothing per instance or per draw.
 //!
 //! This file holds a single test, so that no other test of the same process allocates while it measures.
@@ -30,7 +30,8 @@ fn prepare_allocates_a_fixed_amount_after_warm_up() {
             .into_iter()
             .map(|p| pooled_record(p, [0, 1], 0.25))
             .collect();
-        let packet = pooled_packet(2, &pool, &records, records.len() / 3 + 1, camera);
+        // 100 records a draw: 11 draws at 1k, 100 at 10k, so a per-draw allocation shows too.
+        let packet = pooled_packet(2, &pool, &records, 100, camera);
         let mut counts = Vec::new();
         for frame in 0..8 {
             let region = Region::new(GLOBAL);
@@ -48,9 +49,22 @@ fn prepare_allocates_a_fixed_amount_after_warm_up() {
         );
         per_call.push(counts);
     }
+    // The same for ten times the instances: nothing per instance or per record. wgpu-core's staging
+    // suballocator now and then makes one more (measured: 34 instead of 33 in about one call in ten).
+    let median = |v: &[usize]| {
+        let mut v = v.to_vec();
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    assert_eq!(
+        median(&per_call[0]),
+        median(&per_call[1]),
+        "prepare allocates more for more instances: {per_call:?}"
+    );
     let all: Vec<usize> = per_call.iter().flatten().copied().collect();
+    let least = *all.iter().min().expect("counts");
     assert!(
-        all.iter().all(|&c| c == all[0]),
+        all.iter().all(|&c| c <= least + 2),
         "prepare allocates a varying amount: {per_call:?}"
     );
     // prepare makes four writes (records, pooled palettes, draw uniforms, frame uniform; the unique palettes are
@@ -83,8 +97,7 @@ fn prepare_allocates_a_fixed_amount_after_warm_up() {
     }
     eprintln!("four bare write_buffer calls: {bare:?}");
     assert!(
-        bare.iter().all(|&c| all[0] <= c + 4),
-        "prepare allocates {} times, four bare writes {bare:?}",
-        all[0]
+        bare.iter().all(|&c| least <= c + 4),
+        "prepare allocates {least} times, four bare writes {bare:?}"
     );
 }

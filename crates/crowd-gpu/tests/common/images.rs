@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use crowd_frame::{InstanceRecord, Packet, RecordAnim};
+use crowd_frame::{InstanceRecord, Packet};
 use crowd_gpu::headless::{Gpu, OFFSCREEN_COLOR_FORMAT, OFFSCREEN_DEPTH_FORMAT, OffscreenTarget};
 use crowd_gpu::{CrowdRenderer, Material, PackedMesh, PaletteKind, RendererConfig};
-use glam::{Quat, Vec3, Vec4};
+use glam::Vec3;
 use skin_pack::PaletteFormat;
 
 /// The default character in the repository.
@@ -58,7 +58,7 @@ pub fn render(gpu: &Gpu, target: &OffscreenTarget, renderers: &[&CrowdRenderer])
 
 /// A unique record at `position` with the identity rotation and scale, reading the palette at entry `palette`.
 pub fn unique_record(position: Vec3, palette: u32) -> InstanceRecord {
-    InstanceRecord::new(position, Quat::IDENTITY, 1.0, RecordAnim::Unique { palette }, Vec4::ONE).expect("a record")
+    crowd_gpu::posed::unique_record(position, palette).expect("a record")
 }
 
 /// How far two RGBA8 images are apart.
