@@ -13,9 +13,9 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use crowd_gpu::headless::{Gpu, OFFSCREEN_COLOR_FORMAT, OFFSCREEN_DEPTH_FORMAT, OffscreenTarget};
+use crowd_gpu::headless::{Gpu, OffscreenTarget};
 use crowd_gpu::posed::{PosedSkin, front_camera, pose_exact, posed_bounds, unique_packet};
-use crowd_gpu::{CrowdRenderer, PaletteKind, RendererConfig};
+use crowd_gpu::{CrowdRenderer, PaletteKind};
 use glam::Vec3;
 use skin_pack::{Mat3x4F16, PaletteEntry, PaletteFormat, QtF16};
 
@@ -109,15 +109,7 @@ fn skin_renderer<F: PaletteFormat + 'static>(
     format: Format,
     camera: crowd_frame::FrameCamera,
 ) -> Result<CrowdRenderer> {
-    let mut renderer = CrowdRenderer::new(
-        &gpu.device,
-        &RendererConfig {
-            color_format: OFFSCREEN_COLOR_FORMAT,
-            depth_format: Some(OFFSCREEN_DEPTH_FORMAT),
-            palette_format: format.kind(),
-            limits: gpu.device.limits(),
-        },
-    )?;
+    let mut renderer = CrowdRenderer::new(&gpu.device, &gpu.offscreen_config(format.kind()))?;
     for (mesh, material) in skin.packed.iter().zip(&skin.materials) {
         renderer.add_mesh(&gpu.device, &gpu.queue, mesh, material)?;
     }

@@ -10,7 +10,7 @@ use anim_pose::{Indices, Model, SkinnedMesh};
 use anyhow::{Context, Result, bail};
 use crowd_cull::Handle;
 use crowd_frame::{Character, CharacterOptions, ClipId, CrowdFrame, FrameCamera, FrameSettings, Packet, Spawn};
-use crowd_gpu::headless::{Gpu, OFFSCREEN_COLOR_FORMAT, OFFSCREEN_DEPTH_FORMAT, OffscreenTarget};
+use crowd_gpu::headless::{Gpu, OffscreenTarget};
 use crowd_gpu::{
     CrowdRenderer, DebugView, Material, PackedMesh, PaletteKind, PrepareStats, RendererConfig, TextureData,
     lod_thresholds,
@@ -139,12 +139,7 @@ pub fn run(model: &Model, out: &Path) -> Result<()> {
             "unavailable (no TIMESTAMP_QUERY)"
         }
     );
-    let config = RendererConfig {
-        color_format: OFFSCREEN_COLOR_FORMAT,
-        depth_format: Some(OFFSCREEN_DEPTH_FORMAT),
-        palette_format: PaletteKind::F32,
-        limits: gpu.device.limits(),
-    };
+    let config = gpu.offscreen_config(PaletteKind::F32);
     let mut renderer = CrowdRenderer::new(&gpu.device, &config)?;
     for (m, material) in packed.iter().zip(&materials) {
         renderer.add_mesh(&gpu.device, &gpu.queue, m, material)?;

@@ -16,8 +16,8 @@
 
 use crowd_cull::Handle;
 use crowd_frame::{Character, CharacterOptions, CrowdFrame, FrameCamera, FrameSettings};
-use crowd_gpu::headless::{Gpu, OFFSCREEN_COLOR_FORMAT, OFFSCREEN_DEPTH_FORMAT, OffscreenTarget};
-use crowd_gpu::{CrowdRenderer, Material, PackedMesh, PaletteKind, RendererConfig, lod_thresholds};
+use crowd_gpu::headless::{Gpu, OffscreenTarget};
+use crowd_gpu::{CrowdRenderer, Material, PackedMesh, PaletteKind, lod_thresholds};
 use glam::Vec3;
 
 use crate::harness::{Effort, Figure, median_paired};
@@ -95,30 +95,13 @@ fn crowd<'a>(scene: &Scene, character: &'a Character, n: usize) -> BenchResult<(
     let spawns = crate::groups::frame::grid_spawns(side, character.clips().len());
     let mut handles = vec![Handle::default(); spawns.len()];
     crowd.add_many(&spawns, &mut handles)?;
-    let l = side as f32 * 1.5;
-    let camera = FrameCamera::perspective(
-        // Near the corner and low, so that the nearest instances are at LOD 0 and 1 and the rest at LOD 2.
-        Vec3::new(-3.0, 2.5, -3.0),
-        Vec3::new(0.5 * l, 0.0, 0.5 * l),
-        Vec3::Y,
-        1.0,
-        16.0 / 9.0,
-        0.5,
-        4.0 * l,
-    );
+    // Near the corner and low, so that the nearest instances are at LOD 0 and 1 and the rest at LOD 2.
+    let camera = crate::groups::frame::grid_camera(side, Vec3::new(-3.0, 2.5, -3.0));
     Ok((crowd, camera))
 }
 
 fn renderer(gpu: &Gpu, scene: &Scene) -> BenchResult<CrowdRenderer> {
-    let mut r = CrowdRenderer::new(
-        &gpu.device,
-        &RendererConfig {
-            color_format: OFFSCREEN_COLOR_FORMAT,
-            depth_format: Some(OFFSCREEN_DEPTH_FORMAT),
-            palette_format: PaletteKind::F32,
-            limits: gpu.device.limits(),
-        },
-    )?;
+    let mut r = CrowdRenderer::new(&gpu.device, &gpu.offscreen_config(PaletteKind::F32))?;
     for m in &scene.packed {
         r.add_mesh(&gpu.device, &gpu.queue, m, &Material::default())?;
     }

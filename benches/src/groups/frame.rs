@@ -56,6 +56,20 @@ pub(crate) fn grid_spawns(side: u32, clips: usize) -> Vec<Spawn> {
         .collect()
 }
 
+/// A 16:9 camera at `eye` looking at the centre of [`grid_spawns`]'s `side × side` grid, seeing all of it.
+pub(crate) fn grid_camera(side: u32, eye: Vec3) -> FrameCamera {
+    let l = side as f32 * 1.5;
+    FrameCamera::perspective(
+        eye,
+        Vec3::new(0.5 * l, 0.0, 0.5 * l),
+        Vec3::Y,
+        1.0,
+        16.0 / 9.0,
+        0.5,
+        4.0 * l,
+    )
+}
+
 /// The game's side of the scene.
 struct Game {
     handles: Vec<Handle>,
@@ -86,16 +100,7 @@ impl Game {
             })
             .collect();
         let l = side as f32 * 1.5;
-        let eye = Vec3::new(-0.15 * l, 0.25 * l + 2.0, -0.15 * l);
-        let camera = FrameCamera::perspective(
-            eye,
-            Vec3::new(0.5 * l, 0.0, 0.5 * l),
-            Vec3::Y,
-            1.0,
-            16.0 / 9.0,
-            0.5,
-            4.0 * l,
-        );
+        let camera = grid_camera(side, Vec3::new(-0.15 * l, 0.25 * l + 2.0, -0.15 * l));
         Ok(Self {
             handles,
             movers,

@@ -222,15 +222,7 @@ impl OffscreenTarget {
         encoder.copy_buffer_to_buffer(&resolve, 0, &readback, 0, None);
         gpu.queue.submit([encoder.finish()]);
         let pixels = self.read_rgba8(gpu)?;
-        let (sender, receiver) = std::sync::mpsc::channel();
-        readback.map_async(wgpu::MapMode::Read, .., move |r| drop(sender.send(r)));
-        gpu.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::gpu(format!("waiting for the timestamps: {e}")))?;
-        receiver
-            .recv()
-            .map_err(|_| Error::gpu("the timestamps were never mapped"))?
-            .map_err(|e| Error::gpu(format!("mapping the timestamps: {e}")))?;
+        map_for_reading(gpu, &readback, "the timestamps")?;
         let ticks: [u64; 2] = {
             let view = readback
                 .get_mapped_range(..)
@@ -304,16 +296,7 @@ impl OffscreenTarget {
             },
         );
         gpu.queue.submit([encoder.finish()]);
-        let (sender, receiver) = std::sync::mpsc::channel();
-        self.readback
-            .map_async(wgpu::MapMode::Read, .., move |r| drop(sender.send(r)));
-        gpu.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::gpu(format!("waiting for the readback: {e}")))?;
-        receiver
-            .recv()
-            .map_err(|_| Error::gpu("the readback was never mapped"))?
-            .map_err(|e| Error::gpu(format!("mapping the readback: {e}")))?;
+        map_for_reading(gpu, &self.readback, "the readback")?;
         let mut pixels = Vec::with_capacity((4 * self.width * self.height) as usize);
         {
             let view = self
@@ -326,5 +309,32 @@ impl OffscreenTarget {
         }
         self.readback.unmap();
         Ok(pixels)
+    }
+}
+
+/// Maps `buffer` for reading and waits until it is mapped, after everything submitted so far; `what` names it in
+/// errors.
+fn map_for_reading(gpu: &Gpu, buffer: &wgpu::Buffer, what: &str) -> Result<()> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    buffer.map_async(wgpu::MapMode::Read, .., move |r| drop(sender.send(r)));
+    gpu.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::gpu(format!("waiting for {what}: {e}")))?;
+    receiver
+        .recv()
+        .map_err(|_| Error::gpu(format!("{what} was never mapped")))?
+        .map_err(|e| Error::gpu(format!("mapping {what}: {e}")))
+}
+
+impl Gpu {
+    /// A [`RendererConfig`](crate::RendererConfig) for [`OffscreenTarget`]'s formats with `palette_format`
+    /// palettes and this device's own limits.
+    pub fn offscreen_config(&self, palette_format: crate::PaletteKind) -> crate::RendererConfig {
+        crate::RendererConfig {
+            color_format: OFFSCREEN_COLOR_FORMAT,
+            depth_format: Some(OFFSCREEN_DEPTH_FORMAT),
+            palette_format,
+            limits: self.device.limits(),
+        }
     }
 }

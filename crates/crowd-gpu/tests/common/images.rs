@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crowd_frame::{InstanceRecord, Packet};
-use crowd_gpu::headless::{Gpu, OFFSCREEN_COLOR_FORMAT, OFFSCREEN_DEPTH_FORMAT, OffscreenTarget};
+use crowd_gpu::headless::{Gpu, OffscreenTarget};
 use crowd_gpu::{CrowdRenderer, Material, PackedMesh, PaletteKind, RendererConfig};
 use glam::Vec3;
 use skin_pack::PaletteFormat;
@@ -20,10 +20,8 @@ pub fn renderer(gpu: &Gpu, kind: PaletteKind, limits: Option<wgpu::Limits>) -> C
     CrowdRenderer::new(
         &gpu.device,
         &RendererConfig {
-            color_format: OFFSCREEN_COLOR_FORMAT,
-            depth_format: Some(OFFSCREEN_DEPTH_FORMAT),
-            palette_format: kind,
             limits: limits.unwrap_or_else(|| gpu.device.limits()),
+            ..gpu.offscreen_config(kind)
         },
     )
     .expect("a renderer")
