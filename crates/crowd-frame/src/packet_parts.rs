@@ -46,6 +46,13 @@ impl<F: PaletteFormat> Packet<F> {
         if s == 0 {
             return Err(Error::invalid("packet skin_joint_count", "is zero"));
         }
+        // The packet stores the count as a `u32`, and the shader indexes palettes with `u32`s.
+        let Ok(s32) = u32::try_from(s) else {
+            return Err(Error::invalid(
+                "packet skin_joint_count",
+                format!("{s} does not fit a u32"),
+            ));
+        };
         if !parts.camera.is_finite() {
             return Err(Error::invalid("packet camera", "is not finite"));
         }
@@ -68,13 +75,16 @@ impl<F: PaletteFormat> Packet<F> {
         let mut drawn = vec![false; n];
         for (d, draw) in parts.draws.iter().enumerate() {
             let first = draw.first_instance as usize;
-            let end = first + draw.instance_count as usize;
-            if end > n {
+            let end = first.checked_add(draw.instance_count as usize);
+            let Some(end) = end.filter(|&end| end <= n) else {
                 return Err(Error::invalid(
                     format!("packet draw {d}"),
-                    format!("records {first}..{end} lie past the {n} records"),
+                    format!(
+                        "records {first}.. ({} of them) lie past the {n} records",
+                        draw.instance_count
+                    ),
                 ));
-            }
+            };
             for (i, r) in parts.records[first..end].iter().enumerate() {
                 let i = first + i;
                 if std::mem::replace(&mut drawn[i], true) {
@@ -118,7 +128,7 @@ impl<F: PaletteFormat> Packet<F> {
         Ok(Self {
             frame_time: parts.time,
             camera: parts.camera,
-            skin_joint_count: s as u32,
+            skin_joint_count: s32,
             pool_palettes: parts.pool_palettes.to_vec(),
             unique_palettes: parts.unique_palettes.to_vec(),
             records: parts.records.to_vec(),
@@ -165,8 +175,10 @@ fn check_record(
             }
         }
         RecordKind::Unique => {
-            let end = r.anim as usize + skin_joint_count;
-            if end > unique_entries {
+            // Checked: the count comes from the caller (a sum that wraps would accept a palette past the buffer).
+            let end = (r.anim as usize).checked_add(skin_joint_count);
+            if end.is_none_or(|end| end > unique_entries) {
+                let end = end.map_or_else(|| "(overflow)".to_owned(), |e| e.to_string());
                 return Err(Error::invalid(
                     what(),
                     format!(
@@ -265,5 +277,39 @@ mod tests {
             .expect_err("record drawn twice");
         assert!(err.to_string().contains("two draws"), "{err}");
         assert!(build(&[], &[]).is_ok(), "an empty packet is valid");
+    }
+
+    /// Sizes from the caller near `usize::MAX` are refused, never summed until they wrap or panic.
+    #[test]
+    fn huge_joint_counts_are_refused_without_overflow() {
+        let unique = record(RecordAnim::Unique { palette: 0 });
+        for s in [usize::MAX, usize::MAX - 1, u32::MAX as usize + 1] {
+            let err = Packet::<PaletteEntry>::from_parts(&PacketParts {
+                time: 0.0,
+                camera: FrameCamera::default(),
+                skin_joint_count: s,
+                pool_palettes: &[],
+                unique_palettes: &[],
+                records: &[unique],
+                draws: &[draw(RecordKind::Unique, 0, 1)],
+            })
+            .expect_err("a joint count past u32 with no palettes");
+            assert!(err.to_string().contains("skin_joint_count"), "{s}: {err}");
+        }
+        // The largest count a packet holds, with no unique palette behind the record.
+        let err = Packet::<PaletteEntry>::from_parts(&PacketParts {
+            time: 0.0,
+            camera: FrameCamera::default(),
+            skin_joint_count: u32::MAX as usize,
+            pool_palettes: &[],
+            unique_palettes: &[],
+            records: &[unique],
+            draws: &[draw(RecordKind::Unique, 0, 1)],
+        })
+        .expect_err("a palette past the unique palettes");
+        assert!(err.to_string().contains("record 0"), "{err}");
+        // A draw whose count would wrap past the records.
+        let err = build(&[unique], &[draw(RecordKind::Unique, 1, u32::MAX)]).expect_err("a draw past the records");
+        assert!(err.to_string().contains("draw 0"), "{err}");
     }
 }

@@ -82,8 +82,9 @@ pub(crate) fn buffer_size(window: u64, bytes: u64) -> u64 {
     }
 }
 
-/// [`buffer_size`], or when that is past `max_size` the smallest size holding `bytes` in 256-byte steps, in whole
-/// windows past one window (which may itself be past `max_size`: the caller checks).
+/// [`buffer_size`], or when that is past `max_size` the smallest size holding `bytes` in 256-byte steps (or
+/// `max_size` rounded down to 4 when that holds them and the step does not), in whole windows past one window
+/// (which may itself be past `max_size`: the caller checks).
 pub(crate) fn size_within(window: u64, bytes: u64, max_size: u64) -> u64 {
     let size = buffer_size(window, bytes);
     if size <= max_size {
@@ -92,6 +93,9 @@ pub(crate) fn size_within(window: u64, bytes: u64, max_size: u64) -> u64 {
     let tight = bytes.next_multiple_of(MIN_BUFFER_BYTES);
     if tight > window {
         bytes.next_multiple_of(window)
+    } else if tight > max_size && bytes <= max_size / 4 * 4 {
+        // A limit that is not a multiple of 256: the largest whole-word size within it still holds the bytes.
+        max_size / 4 * 4
     } else {
         tight
     }
@@ -122,6 +126,13 @@ mod tests {
         );
         // Without windows (u64::MAX / 2), 256-byte steps.
         assert_eq!(size_within(u64::MAX / 2, 3000, 3500), 3072);
+        // A limit that is not a multiple of 256: the buffer stops at the limit (in whole words).
+        assert_eq!(size_within(u64::MAX / 2, 60_000, 60_003), 60_000);
+        assert_eq!(
+            size_within(u64::MAX / 2, 33_280, 32_768),
+            33_280,
+            "past the limit: the caller refuses"
+        );
         // Whole windows past the limit are reported as they are, for the caller to refuse.
         assert_eq!(size_within(window, 700 << 20, 700 << 20), 768 << 20);
     }

@@ -121,6 +121,9 @@ pub struct CrowdRenderer {
     record_window: u64,
     /// `max_storage_buffer_binding_size`, the smaller of the config's and the device's.
     binding_limit: u64,
+    /// The bytes of a palette binding: `binding_limit` rounded down to 4 (storage bindings are whole words). Both
+    /// the size check in `prepare` and the bind group use it, so an accepted palette buffer is bound whole.
+    palette_window: u64,
     max_buffer: u64,
     frame_layout: wgpu::BindGroupLayout,
     draw_layout: wgpu::BindGroupLayout,
@@ -326,12 +329,21 @@ impl CrowdRenderer {
         let pool = GrowBuffer::new(device, "crowd pooled palettes", storage, u64::MAX / 2);
         let unique = GrowBuffer::new(device, "crowd unique palettes", storage, u64::MAX / 2);
         let draw_uniforms = GrowBuffer::new(device, "crowd draw uniforms", wgpu::BufferUsages::UNIFORM, u64::MAX / 2);
-        let frame_group = frame_group(device, &frame_layout, &frame_uniform, &records, &pool, &unique, binding);
+        let frame_group = frame_group(
+            device,
+            &frame_layout,
+            &frame_uniform,
+            &records,
+            &pool,
+            &unique,
+            binding / 4 * 4,
+        );
         let draw_group = draw_group(device, &draw_layout, &draw_uniforms);
         Ok(Self {
             config: config.clone(),
             record_window,
             binding_limit: binding,
+            palette_window: binding / 4 * 4,
             max_buffer,
             frame_layout,
             draw_layout,
@@ -400,10 +412,11 @@ impl CrowdRenderer {
     ///
     /// # Errors
     ///
-    /// [`Error::Gpu`] naming the part at fault when: `F` is not the configured palette format; a mesh reads a joint
-    /// at or past the packet's `skin_joint_count`; a draw names a LOD a mesh lacks; a palette buffer is past
-    /// `max_storage_buffer_binding_size` (palettes are bound whole); the records are past `max_buffer_size`.
-    /// Nothing is uploaded then, and `render` draws nothing until a `prepare` succeeds.
+    /// [`Error::PaletteFormat`] when `F` is not the configured palette format; [`Error::MeshJoint`] when a mesh
+    /// reads a joint at or past the packet's `skin_joint_count`; [`Error::MissingLod`] when a draw names a LOD a
+    /// mesh lacks; [`Error::Limit`] when a palette buffer is past `max_storage_buffer_binding_size` (palettes are
+    /// bound whole) or any buffer the frame needs (records, palettes, draw uniforms) would be past
+    /// `max_buffer_size`. Nothing is uploaded then, and `render` draws nothing until a `prepare` succeeds.
     pub fn prepare<F: PaletteFormat + 'static>(
         &mut self,
         device: &wgpu::Device,
@@ -414,64 +427,75 @@ impl CrowdRenderer {
         self.stats = PrepareStats::default();
         let kind = PaletteKind::of::<F>();
         if kind != self.config.palette_format {
-            return Err(Error::gpu(format!(
-                "the packet's palettes are {}, the renderer was configured for {}",
-                kind.name(),
-                self.config.palette_format.name()
-            )));
+            return Err(Error::PaletteFormat {
+                packet: kind.name(),
+                renderer: self.config.palette_format.name(),
+            });
         }
         let joints = packet.skin_joint_count();
         for mesh in &self.meshes {
             if mesh.max_joint as usize >= joints {
-                return Err(Error::gpu(format!(
-                    "mesh '{}' reads joint {}, past the packet's {joints}-entry palettes",
-                    mesh.name, mesh.max_joint
-                )));
+                return Err(Error::MeshJoint {
+                    mesh: mesh.name.clone(),
+                    joint: mesh.max_joint,
+                    palette_entries: joints,
+                });
             }
         }
+        let per_chunk = self.records_per_chunk();
+        // Draw calls: one per mesh and chunk a non-empty packet draw touches (the plan below makes exactly these).
+        let mut calls = 0u64;
         for draw in packet.draws() {
             if draw.instance_count == 0 {
                 continue;
             }
             for mesh in &self.meshes {
                 if mesh.lods.get(usize::from(draw.lod)).is_none() {
-                    return Err(Error::gpu(format!(
-                        "a packet draw of {} instances is at LOD {}; mesh '{}' has {} levels",
-                        draw.instance_count,
-                        draw.lod,
-                        mesh.name,
-                        mesh.lods.len()
-                    )));
+                    return Err(Error::MissingLod {
+                        mesh: mesh.name.clone(),
+                        lod: draw.lod,
+                        levels: mesh.lods.len(),
+                        instances: draw.instance_count,
+                    });
                 }
             }
+            let last = u64::from(draw.first_instance) + u64::from(draw.instance_count) - 1;
+            calls += last / u64::from(per_chunk) - u64::from(draw.first_instance / per_chunk) + 1;
         }
-        let binding = self.binding_limit;
+        let calls = calls.saturating_mul(self.meshes.len() as u64);
         let pool_bytes = size_of_val(packet.pool_palettes()) as u64;
         let unique_bytes = size_of_val(packet.unique_palettes()) as u64;
         let record_bytes = size_of_val(packet.records()) as u64;
-        for (what, bytes) in [("pooled palettes", pool_bytes), ("unique palettes", unique_bytes)] {
-            if bytes > binding {
-                return Err(Error::gpu(format!(
-                    "the {what} take {bytes} bytes, past max_storage_buffer_binding_size ({binding}): they are \
-                     bound whole"
-                )));
+        let uniform_bytes = calls.saturating_mul(DRAW_UNIFORM_STRIDE);
+        for (buffer, bytes) in [("pooled palettes", pool_bytes), ("unique palettes", unique_bytes)] {
+            if bytes > self.palette_window {
+                return Err(Error::Limit {
+                    buffer,
+                    bytes,
+                    limit: "max_storage_buffer_binding_size (palettes are bound whole)",
+                    max: self.binding_limit,
+                });
             }
         }
-        let records_size = self
-            .records
-            .size()
-            .max(self.records.size_for(record_bytes, self.max_buffer));
-        if records_size > self.max_buffer {
-            return Err(Error::gpu(format!(
-                "the {} records take {record_bytes} bytes, in whole {}-byte chunks {records_size}, past \
-                 max_buffer_size ({})",
-                packet.records().len(),
-                self.record_window,
-                self.max_buffer
-            )));
+        // Every buffer that may grow is checked before anything is uploaded: a failed prepare changes nothing.
+        let max = self.max_buffer;
+        for (buffer, grow, bytes) in [
+            ("records", &self.records, record_bytes),
+            ("pooled palettes", &self.pool, pool_bytes),
+            ("unique palettes", &self.unique, unique_bytes),
+            ("draw uniforms", &self.draw_uniforms, uniform_bytes),
+        ] {
+            let size = grow.size_for(bytes, max);
+            if bytes > grow.size() && size > max {
+                return Err(Error::Limit {
+                    buffer,
+                    bytes: size,
+                    limit: "max_buffer_size",
+                    max,
+                });
+            }
         }
 
-        let max = self.max_buffer;
         let mut rebind = self.records.reserve(device, record_bytes, max);
         rebind |= self.pool.reserve(device, pool_bytes, max);
         rebind |= self.unique.reserve(device, unique_bytes, max);
@@ -483,7 +507,7 @@ impl CrowdRenderer {
                 &self.records,
                 &self.pool,
                 &self.unique,
-                binding,
+                self.palette_window,
             );
         }
         let dirty = packet.dirty();
@@ -501,7 +525,6 @@ impl CrowdRenderer {
             &dirty.unique_palettes,
         );
 
-        let per_chunk = self.records_per_chunk();
         let mut chunks_used = 0u32;
         let mut triangles = 0u64;
         let mut instances = 0u32;
@@ -541,6 +564,7 @@ impl CrowdRenderer {
                 first = piece_end;
             }
         }
+        debug_assert_eq!(self.plan.len() as u64, calls, "the plan makes the draws counted above");
         if self
             .draw_uniforms
             .reserve(device, self.draw_bytes.len() as u64, self.max_buffer)
@@ -610,11 +634,12 @@ fn tier_code(tier: Tier) -> u32 {
     tier as u32
 }
 
-fn whole(buffer: &GrowBuffer, limit: u64) -> wgpu::BindingResource<'_> {
+/// A binding of `buffer` from its start: the whole buffer, at most `window` bytes (a multiple of 4).
+fn whole(buffer: &GrowBuffer, window: u64) -> wgpu::BindingResource<'_> {
     wgpu::BindingResource::Buffer(wgpu::BufferBinding {
         buffer: &buffer.buffer,
         offset: 0,
-        size: NonZeroU64::new(buffer.size().min(limit / 256 * 256)),
+        size: NonZeroU64::new(buffer.size().min(window)),
     })
 }
 
@@ -625,7 +650,7 @@ fn frame_group(
     records: &GrowBuffer,
     pool: &GrowBuffer,
     unique: &GrowBuffer,
-    limit: u64,
+    palette_window: u64,
 ) -> wgpu::BindGroup {
     device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some("crowd frame"),
@@ -645,11 +670,11 @@ fn frame_group(
             },
             wgpu::BindGroupEntry {
                 binding: 2,
-                resource: whole(pool, limit),
+                resource: whole(pool, palette_window),
             },
             wgpu::BindGroupEntry {
                 binding: 3,
-                resource: whole(unique, limit),
+                resource: whole(unique, palette_window),
             },
         ],
     })
