@@ -104,12 +104,6 @@ fn rows_vector(m: array<vec4<f32>, 3>, v: vec3<f32>) -> vec3<f32> {
     return vec3<f32>(dot(m[0].xyz, v), dot(m[1].xyz, v), dot(m[2].xyz, v));
 }
 
-// Rotates v by the unit quaternion q.
-fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
-    let t = 2.0 * cross(q.xyz, v);
-    return v + q.w * t + cross(q.xyz, t);
-}
-
 // An sRGB-encoded value to linear light, so that the sRGB target stores the byte the debug view names.
 fn srgb_to_linear(c: vec3<f32>) -> vec3<f32> {
     let lo = c / 12.92;

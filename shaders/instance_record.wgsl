@@ -1,6 +1,6 @@
 // The 32-byte instance record that the renderer reads for each visible pooled or unique instance.
 // `crowd_frame::InstanceRecord` is its Rust twin (`crowd-gpu/tests/instance_record_layout.rs` checks the layout),
-// and `InstanceRecord::decode` mirrors these decoders line for line. Other shaders prepend this file.
+// and `InstanceRecord::decode` mirrors these decoders line for line. It needs `quat.wgsl`; other shaders prepend it.
 
 struct InstanceRecord {
     // World position.
@@ -16,7 +16,7 @@ struct InstanceRecord {
 }
 
 fn record_rotation(r: InstanceRecord) -> vec4<f32> {
-    return normalize(vec4<f32>(unpack2x16snorm(r.rotation.x), unpack2x16snorm(r.rotation.y)));
+    return unpack_snorm16_quat(r.rotation);
 }
 
 // A normal positive half to f32: the exponent rebiased from 15 to 127, the significand widened; exact.
@@ -42,7 +42,5 @@ fn record_tint(r: InstanceRecord) -> vec4<f32> {
 
 // Model space to world space: rotate by the record's quaternion, scale, then move to its position.
 fn record_transform_point(r: InstanceRecord, p: vec3<f32>) -> vec3<f32> {
-    let q = record_rotation(r);
-    let t = 2.0 * cross(q.xyz, p);
-    return r.position + record_scale(r) * (p + q.w * t + cross(q.xyz, t));
+    return r.position + record_scale(r) * quat_rotate(record_rotation(r), p);
 }

@@ -58,9 +58,3 @@ fn qt_f16_rows(e: QtF16, origin: vec3<f32>) -> array<vec4<f32>, 3> {
         vec4<f32>(s * (xz - wy), s * (yz + wx), s * (1.0 - (xx + yy)), t.z),
     );
 }
-
-// Transforms a point (w = 1) by three palette rows.
-fn rows_transform_point(r: array<vec4<f32>, 3>, p: vec3<f32>) -> vec3<f32> {
-    let p1 = vec4<f32>(p, 1.0);
-    return vec3<f32>(dot(r[0], p1), dot(r[1], p1), dot(r[2], p1));
-}

@@ -12,6 +12,14 @@ pub enum Error {
         /// Why it cannot be packed.
         reason: &'static str,
     },
+    /// A value of a resident instance cannot be packed: `field` names it, `reason` says why.
+    #[error("resident instance {field}: {reason}")]
+    Resident {
+        /// The field, for example `"rotation"`.
+        field: &'static str,
+        /// Why it cannot be packed.
+        reason: &'static str,
+    },
     /// An argument of a crowd-frame call is invalid: `what` names it (with its index where there is one).
     #[error("{what}: {reason}")]
     Invalid {

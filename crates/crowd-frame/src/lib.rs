@@ -55,6 +55,7 @@ mod packet;
 mod packet_parts;
 mod record;
 pub mod reference;
+mod resident;
 mod unique;
 
 pub use anim::{Spawn, clip_time};
@@ -66,4 +67,8 @@ pub use packet_parts::PacketParts;
 pub use record::{
     DecodedRecord, FRACTION_ERROR_BOUND, INSTANCE_RECORD_SIZE, InstanceRecord, ROTATION_ERROR_BOUND, RecordAnim,
     SCALE_MAX, SCALE_MIN, SCALE_RELATIVE_ERROR_BOUND,
+};
+pub use resident::{
+    DecodedResident, RESIDENT_CPU_DRAWN, RESIDENT_EMPTY_CLIP, RESIDENT_INSTANCE_SIZE, RESIDENT_NO_FADE, ResidentAnim,
+    ResidentFade, ResidentInstance,
 };

@@ -153,28 +153,20 @@ impl InstanceRecord {
     /// values give a wrong record, never a panic.
     #[inline]
     pub(crate) fn pack(position: Vec3, rotation: Quat, scale: f32, fraction: f32, anim: u32, tint: Vec4) -> Self {
-        let q = Vec4::from(rotation);
-        let q = if q.w < 0.0 { -q } else { q };
-        // Rounded to integers in the low mantissa bits (see `rounded_bits`), four lanes at a time.
-        let q = rounded_bits(q * 32767.0).map(|b| b & 0xffff);
-        let t = rounded_bits(tint * 255.0).map(|b| b & 0xff);
         let f = rounded_bits(Vec4::splat(fraction * 65535.0))[0] & 0xffff;
         Self {
             position: position.to_array(),
             scale_fraction: f16_bits_normal(scale) | (f << 16),
-            rotation: [q[0] | (q[1] << 16), q[2] | (q[3] << 16)],
+            rotation: pack_rotation(rotation),
             anim,
-            tint: t[0] | (t[1] << 8) | (t[2] << 16) | (t[3] << 24),
+            tint: pack_rgba8(tint),
         }
     }
 
     /// The record's values computed line for line as `shaders/instance_record.wgsl` does.
     pub fn decode(&self) -> DecodedRecord {
         let r = self;
-        // let q = normalize(vec4<f32>(unpack2x16snorm(r.rotation.x), unpack2x16snorm(r.rotation.y)));
-        let [x, y] = unpack2x16snorm(r.rotation[0]);
-        let [z, w] = unpack2x16snorm(r.rotation[1]);
-        let q = Vec4::new(x, y, z, w).normalize();
+        let q = unpack_rotation(r.rotation);
         // bitcast<f32>(((r.scale_fraction & 0x7fffu) << 13u) + 0x38000000u)
         let scale = f32::from_bits(((r.scale_fraction & 0x7fff) << 13) + 0x3800_0000);
         // unpack2x16unorm(r.scale_fraction).y
@@ -211,6 +203,34 @@ fn f16_bits_normal(v: f32) -> u32 {
 #[inline(always)]
 fn rounded_bits(v: Vec4) -> [u32; 4] {
     (v + Vec4::splat(12_582_912.0)).to_array().map(f32::to_bits)
+}
+
+/// A rotation of unit length (within 1e-3) as four snorm16 with `w ≥ 0`: `(x, y)` in word 0 and `(z, w)` in
+/// word 1, low half first. The record and [`ResidentInstance`](crate::ResidentInstance) share it; each component
+/// is off by at most `1/65534` ([`ROTATION_ERROR_BOUND`]).
+#[inline(always)]
+pub(crate) fn pack_rotation(rotation: Quat) -> [u32; 2] {
+    let q = Vec4::from(rotation);
+    let q = if q.w < 0.0 { -q } else { q };
+    // Rounded to integers in the low mantissa bits (see `rounded_bits`), four lanes at a time.
+    let q = rounded_bits(q * 32767.0).map(|b| b & 0xffff);
+    [q[0] | (q[1] << 16), q[2] | (q[3] << 16)]
+}
+
+/// A tint with components in `[0, 1]` as RGBA8 unorm, red in the low byte, each rounded to nearest (off by at
+/// most half a step). The record and [`ResidentInstance`](crate::ResidentInstance) share it.
+#[inline(always)]
+pub(crate) fn pack_rgba8(tint: Vec4) -> u32 {
+    let t = rounded_bits(tint * 255.0).map(|b| b & 0xff);
+    t[0] | (t[1] << 8) | (t[2] << 16) | (t[3] << 24)
+}
+
+/// [`pack_rotation`]'s words decoded as `shaders/quat.wgsl`'s `unpack_snorm16_quat` does, line for line:
+/// `normalize(vec4<f32>(unpack2x16snorm(w.x), unpack2x16snorm(w.y)))`.
+pub(crate) fn unpack_rotation(words: [u32; 2]) -> Vec4 {
+    let [x, y] = unpack2x16snorm(words[0]);
+    let [z, w] = unpack2x16snorm(words[1]);
+    Vec4::new(x, y, z, w).normalize()
 }
 
 /// WGSL's `unpack2x16snorm`: component `i` is `max(f32(i16 of half i) / 32767, -1)`, low half first.

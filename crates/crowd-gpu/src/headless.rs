@@ -338,3 +338,41 @@ impl Gpu {
         }
     }
 }
+
+impl Gpu {
+    /// The first `bytes` bytes of `buffer` (which has `COPY_SRC` usage), after everything submitted so far: a test
+    /// and tool helper that allocates a staging buffer per call.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Gpu`] when `bytes` is past the buffer or not a multiple of 4, or the mapping fails.
+    pub fn read_buffer(&self, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
+        if bytes > buffer.size() || !bytes.is_multiple_of(4) {
+            return Err(Error::gpu(format!(
+                "reading {bytes} bytes of a {}-byte buffer (whole words only)",
+                buffer.size()
+            )));
+        }
+        if bytes == 0 {
+            return Ok(Vec::new());
+        }
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("buffer readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("buffer readback"),
+        });
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+        self.queue.submit([encoder.finish()]);
+        map_for_reading(self, &staging, "the buffer readback")?;
+        let out = staging
+            .get_mapped_range(..)
+            .map_err(|e| Error::gpu(format!("reading the buffer readback: {e}")))?
+            .to_vec();
+        staging.unmap();
+        Ok(out)
+    }
+}

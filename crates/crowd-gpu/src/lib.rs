@@ -12,6 +12,7 @@
 //!   screen-size thresholds that keep each level's error under a pixel ([`lod_thresholds`]).
 
 mod error;
+mod gpu_cull;
 mod gpu_mesh;
 mod grow_buffer;
 pub mod headless;
@@ -25,6 +26,9 @@ mod texture;
 mod uniforms;
 
 pub use error::{Error, Result};
+pub use gpu_cull::{
+    CULL_BUCKETS, CULL_WORKGROUP, CullView, CullViewUniform, DrawSlot, GpuCuller, HIDDEN_STATE, ResidentBuffer,
+};
 pub use gpu_mesh::{Material, VERTEX_STRIDE_U8, VERTEX_STRIDE_U16};
 pub use lod::{DEFAULT_LOD_TARGETS, LodLevel, build_lods, lod_thresholds};
 pub use mesh_pack::{PackedJoints, PackedMesh, UvFormat};

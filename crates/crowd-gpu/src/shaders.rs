@@ -44,7 +44,7 @@ pub const F16: ShaderSource = ShaderSource {
     requires: &[],
 };
 
-/// Declares `PaletteEntry`, the 48-byte 3×4 skinning matrix, and `palette_transform_point`.
+/// Declares `PaletteEntry`, the 48-byte 3×4 skinning matrix (`crowd_skin.wgsl`'s `rows_point` applies its rows).
 /// Other shaders prepend it.
 pub const PALETTE: ShaderSource = ShaderSource {
     file: "palette.wgsl",
@@ -60,12 +60,35 @@ pub const PALETTE_F16: ShaderSource = ShaderSource {
     requires: &[F16],
 };
 
+/// Declares `quat_rotate` and `unpack_snorm16_quat`, the one quaternion rotation and the one snorm16 quaternion
+/// decoder of every shader. Other shaders prepend it.
+pub const QUAT: ShaderSource = ShaderSource {
+    file: "quat.wgsl",
+    source: include_str!("../../../shaders/quat.wgsl"),
+    requires: &[],
+};
+
 /// Declares `InstanceRecord`, the 32-byte record of each visible pooled or unique instance
 /// (`crowd_frame::InstanceRecord`), and its decoders. Other shaders prepend it.
 pub const INSTANCE_RECORD: ShaderSource = ShaderSource {
     file: "instance_record.wgsl",
     source: include_str!("../../../shaders/instance_record.wgsl"),
-    requires: &[],
+    requires: &[QUAT],
+};
+
+/// Declares `ResidentInstance`, the 48-byte state of an instance slot on the GPU-driven path
+/// (`crowd_frame::ResidentInstance`), and its decoders. Other shaders prepend it.
+pub const RESIDENT_INSTANCE: ShaderSource = ShaderSource {
+    file: "resident_instance.wgsl",
+    source: include_str!("../../../shaders/resident_instance.wgsl"),
+    requires: &[QUAT],
+};
+
+/// The GPU-driven path's culling: compute entry points `classify`, `place` and `scatter` ([`crate::GpuCuller`]).
+pub const CROWD_CULL: ShaderSource = ShaderSource {
+    file: "crowd_cull.wgsl",
+    source: include_str!("../../../shaders/crowd_cull.wgsl"),
+    requires: &[QUAT, RESIDENT_INSTANCE],
 };
 
 /// Declares the decoders of the packed mesh vertex attributes (`crate::quantize`): octahedral normals, unorm16 and
@@ -103,7 +126,7 @@ pub const PALETTE_FETCH_QT_F16: ShaderSource = ShaderSource {
 pub const CROWD_SKIN: ShaderSource = ShaderSource {
     file: "crowd_skin.wgsl",
     source: include_str!("../../../shaders/crowd_skin.wgsl"),
-    requires: &[F16, INSTANCE_RECORD, VERTEX_FORMATS],
+    requires: &[F16, QUAT, INSTANCE_RECORD, VERTEX_FORMATS],
 };
 
 /// The palette fetch files, one per palette format: f32 3×4, `Mat3x4F16`, `QtF16`.
@@ -119,7 +142,10 @@ pub const ALL: &[ShaderSource] = &[
     F16,
     PALETTE,
     PALETTE_F16,
+    QUAT,
     INSTANCE_RECORD,
+    RESIDENT_INSTANCE,
+    CROWD_CULL,
     VERTEX_FORMATS,
     PALETTE_FETCH_F32,
     PALETTE_FETCH_MAT3X4_F16,

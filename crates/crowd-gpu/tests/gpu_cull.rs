@@ -1,0 +1,499 @@
+//! GPU culling against crowd-cull (lavapipe on CI): for the same store and camera, the GPU's visible set and
+//! every instance's LOD, tier, rate and flags equal `CullingJob`'s, on 100,000 instances of random position,
+//! rotation (tilted), scale, clip and crossfade under 20 random cameras, and frame by frame along a camera path
+//! that crosses the LOD and tier thresholds back and forth (hysteresis on the GPU's own state).
+//!
+//! The GPU computes the same sphere and edges with the same operations, but may round differently (fused
+//! multiply-adds): an instance within a relative 1e-5 of a plane or an edge is a tie, left out of the comparison
+//! and counted; the test requires ties to stay under 0.01% of the comparisons, and gives a tied slot the CPU's
+//! state afterwards so that one tie does not spread through the hysteresis of later frames.
+
+mod common;
+
+use crowd_cull::reference::sphere_visible;
+use crowd_cull::{
+    AnimState, ClusterSettings, CullCamera, CullOutput, CullingCache, CullingJob, GroupDesc, GroupId, Handle,
+    InstanceDesc, InstanceStore, Tier, TierState,
+};
+use crowd_frame::{ResidentAnim, ResidentFade, ResidentInstance};
+use crowd_gpu::headless::Gpu;
+use crowd_gpu::{CULL_BUCKETS, CullView, DrawSlot, GpuCuller, ResidentBuffer};
+use glam::{Quat, Vec3, Vec4};
+
+/// A deterministic generator (SplitMix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.unit()
+    }
+}
+
+fn group_desc() -> GroupDesc {
+    GroupDesc {
+        mesh: 0,
+        material: 0,
+        clip_bounds: vec![
+            crowd_cull::Aabb::new(Vec3::new(-0.4, 0.0, -0.3), Vec3::new(0.4, 1.8, 0.3)),
+            crowd_cull::Aabb::new(Vec3::new(-0.4, 0.0, -0.3), Vec3::new(1.9, 2.2, 0.3)),
+            crowd_cull::Aabb::new(Vec3::new(-0.5, 0.0, -0.5), Vec3::new(0.5, 1.0, 0.5)),
+            crowd_cull::Aabb::new(Vec3::new(-2.0, -0.5, -2.0), Vec3::new(2.0, 3.0, 2.0)),
+        ],
+        lod_thresholds: vec![0.3, 0.12, 0.05, 0.02],
+        tier_thresholds: [0.4, 0.08, 0.015],
+        rate_thresholds: [0.2, 0.05, 0.01],
+        hysteresis: 0.15,
+    }
+}
+
+/// `n` instances over a 400 m square: random positions (some floating), rotations (most upright, a quarter
+/// tilted), scales 0.3 to 3, clips, and a crossfade on every fifth.
+fn instances(rng: &mut Rng, n: usize, clips: u32) -> Vec<InstanceDesc> {
+    (0..n)
+        .map(|i| {
+            let yaw = Quat::from_rotation_y(rng.range(0.0, std::f32::consts::TAU));
+            let rotation = if i % 4 == 0 {
+                Quat::from_axis_angle(
+                    Vec3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)).normalize_or(Vec3::X),
+                    rng.range(0.0, 3.0),
+                ) * yaw
+            } else {
+                yaw
+            };
+            let clip = (rng.next() % u64::from(clips)) as u32;
+            let fade_target = (i % 5 == 0).then(|| (clip + 1) % clips);
+            InstanceDesc {
+                position: Vec3::new(
+                    rng.range(-200.0, 200.0),
+                    if i % 7 == 0 { rng.range(0.0, 30.0) } else { 0.0 },
+                    rng.range(-200.0, 200.0),
+                ),
+                // The GPU reads the rotation as four snorm16: the store holds the rotation the GPU decodes.
+                rotation: ResidentInstance::snap_rotation(rotation),
+                scale: if i % 3 == 0 { rng.range(0.3, 3.0) } else { 1.0 },
+                anim: AnimState {
+                    clip,
+                    start_time: rng.range(-10.0, 0.0),
+                    speed: rng.range(0.5, 1.5),
+                    fade_target,
+                    fade_weight: if fade_target.is_some() { 0.5 } else { 0.0 },
+                },
+                custom: Vec4::new(rng.unit(), rng.unit(), rng.unit(), 1.0),
+                flags: 0,
+            }
+        })
+        .collect()
+}
+
+/// The resident state of every slot of group `g`, empty slots included.
+fn resident_slots(store: &InstanceStore, g: GroupId) -> Vec<ResidentInstance> {
+    let slots = store.group_slots(g).expect("the group");
+    (0..store.group_slot_count(g).expect("the group"))
+        .map(|s| {
+            if store.handle_at(g, s as u32).is_none() {
+                return ResidentInstance::EMPTY;
+            }
+            let a = slots.anim[s];
+            let anim = ResidentAnim {
+                clip: a.clip,
+                start_time: a.start_time,
+                speed: a.speed,
+                fade: a.fade_target.map(|target| ResidentFade {
+                    target,
+                    start: 0.0,
+                    length: 1.0,
+                }),
+            };
+            ResidentInstance::new(
+                slots.position[s],
+                slots.rotation[s],
+                slots.scale[s],
+                &anim,
+                slots.custom[s],
+            )
+            .expect("a valid instance")
+        })
+        .collect()
+}
+
+/// Everything a view's cull produced, read back.
+struct GpuCull {
+    states: Vec<TierState>,
+    /// Per bucket: the visible slots, sorted.
+    lists: Vec<Vec<u32>>,
+}
+
+fn read_cull(gpu: &Gpu, view: &CullView, slots: usize, draws: usize) -> GpuCull {
+    let words = |buffer: &wgpu::Buffer, n: usize| -> Vec<u32> {
+        bytemuck::cast_slice(&gpu.read_buffer(buffer, n as u64 * 4).expect("reads back")).to_vec()
+    };
+    let states = words(view.states_buffer(), slots);
+    let counts = words(view.counts_buffer(), 3 * CULL_BUCKETS);
+    let visible = words(view.visible_buffer(), slots);
+    let args = words(view.args_buffer(), draws * 5);
+    let mut lists = Vec::new();
+    for b in 0..CULL_BUCKETS {
+        let (n, first) = (counts[b] as usize, counts[CULL_BUCKETS + b] as usize);
+        assert_eq!(
+            counts[2 * CULL_BUCKETS + b] as usize,
+            n,
+            "bucket {b}: every counted slot was appended"
+        );
+        let mut list = visible[first..first + n].to_vec();
+        list.sort_unstable();
+        lists.push(list);
+        if b < draws {
+            // Draw b draws bucket b: its arguments are the bucket's count and first list index.
+            assert_eq!(
+                &args[b * 5..b * 5 + 5],
+                &[3 * (b as u32 + 1), n as u32, 6 * b as u32, 0, first as u32]
+            );
+        }
+    }
+    GpuCull {
+        states: states.iter().map(|&w| bytemuck::cast(w)).collect(),
+        lists,
+    }
+}
+
+/// True when the instance lies within a relative 1e-5 of a frustum plane or a level edge of `desc`: the GPU and
+/// the CPU may round it to either side.
+fn is_tie(camera: &CullCamera, desc: &GroupDesc, centre: Vec3, r: f32) -> bool {
+    let scale = centre.abs().max_element() + r + 1.0;
+    for p in camera.planes {
+        let d = p.truncate().dot(centre) + p.w + r;
+        if d.abs() <= 1e-5 * scale {
+            return true;
+        }
+    }
+    if !sphere_visible(camera, centre, r) {
+        return false;
+    }
+    let s = camera.screen_size(centre, r);
+    let h = desc.hysteresis;
+    let edges = desc
+        .lod_thresholds
+        .iter()
+        .chain(&desc.tier_thresholds)
+        .chain(&desc.rate_thresholds)
+        .flat_map(|&t| [t * (1.0 - h), t * (1.0 + h)]);
+    s.is_finite() && edges.into_iter().any(|e| (s - e).abs() <= 1e-5 * e)
+}
+
+struct Scene {
+    store: InstanceStore,
+    g: GroupId,
+    desc: GroupDesc,
+    cache: CullingCache,
+    output: CullOutput,
+    culler: GpuCuller,
+    resident: ResidentBuffer,
+    view: CullView,
+    draws: usize,
+    ties: usize,
+    compared: usize,
+}
+
+impl Scene {
+    fn new(gpu: &Gpu, descs: &[InstanceDesc]) -> Self {
+        let desc = group_desc();
+        let mut store = InstanceStore::new(ClusterSettings::default()).expect("settings");
+        let g = store.add_group(desc.clone()).expect("a group");
+        let mut handles = vec![Handle::default(); descs.len()];
+        store.add_many(g, descs, &mut handles).expect("the instances are valid");
+        let limits = gpu.device.limits();
+        let culler = GpuCuller::new(&gpu.device, &desc, &limits).expect("a culler");
+        let mut resident = ResidentBuffer::new(&gpu.device, &limits);
+        resident
+            .write(&gpu.device, &gpu.queue, 0, &resident_slots(&store, g))
+            .expect("the slots fit");
+        let mut view = culler.view(&gpu.device);
+        let buckets = (desc.lod_thresholds.len() + 1) * 4;
+        let draws: Vec<DrawSlot> = (0..buckets as u32)
+            .map(|b| DrawSlot {
+                bucket: b,
+                index_count: 3 * (b + 1),
+                first_index: 6 * b,
+                base_vertex: 0,
+            })
+            .collect();
+        view.set_draws(&gpu.device, &gpu.queue, &draws, limits.max_buffer_size)
+            .expect("the draws fit");
+        let mut cache = CullingCache::new();
+        let mut output = CullOutput::new();
+        cache.prepare(&store);
+        output.prepare(&store);
+        Self {
+            store,
+            g,
+            desc,
+            cache,
+            output,
+            culler,
+            resident,
+            view,
+            draws: buckets,
+            ties: 0,
+            compared: 0,
+        }
+    }
+
+    /// Culls on both sides and compares; returns the number of visible instances.
+    fn cull_and_compare(&mut self, gpu: &Gpu, camera: &CullCamera, what: &str) -> usize {
+        let visible = CullingJob {
+            store: &mut self.store,
+            camera,
+            cache: &mut self.cache,
+            output: &mut self.output,
+        }
+        .run()
+        .expect("the CPU culls");
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        self.culler
+            .cull(
+                &gpu.device,
+                &gpu.queue,
+                &mut encoder,
+                &self.resident,
+                &mut self.view,
+                camera,
+            )
+            .expect("the GPU culls");
+        gpu.queue.submit([encoder.finish()]);
+        let slots = self.resident.slot_count() as usize;
+        let got = read_cull(gpu, &self.view, slots, self.draws);
+        let cpu = self.store.group_slots(self.g).expect("the group").state;
+        let mut tied = vec![false; slots];
+        let mut fix = Vec::new();
+        for (s, tie) in tied.iter_mut().enumerate() {
+            let Some(h) = self.store.handle_at(self.g, s as u32) else {
+                continue;
+            };
+            let (c, r) = self.store.sphere(h).expect("a live instance");
+            self.compared += 1;
+            if is_tie(camera, &self.desc, c, r) {
+                *tie = true;
+                self.ties += 1;
+                fix.push(s);
+                continue;
+            }
+            assert_eq!(
+                got.states[s],
+                cpu[s],
+                "{what}: slot {s} (sphere {c} r {r}, screen size {}): GPU state vs crowd-cull's",
+                camera.screen_size(c, r)
+            );
+        }
+        for lod in 0..=self.desc.lod_thresholds.len() as u8 {
+            for tier in Tier::ALL {
+                let b = usize::from(lod) * 4 + tier as usize;
+                let keep = |l: &[u32]| -> Vec<u32> { l.iter().copied().filter(|&s| !tied[s as usize]).collect() };
+                let mut want = keep(self.output.list(self.g, lod, tier));
+                want.sort_unstable();
+                assert_eq!(keep(&got.lists[b]), want, "{what}: the list of LOD {lod}, {tier:?}");
+            }
+        }
+        // A tied slot takes the CPU's state, so that later frames compare from the same previous levels.
+        for s in fix {
+            self.view.write_states(&gpu.queue, s as u32, &cpu[s..s + 1]);
+        }
+        visible
+    }
+}
+
+fn random_camera(rng: &mut Rng) -> CullCamera {
+    let eye = Vec3::new(rng.range(-220.0, 220.0), rng.range(1.0, 60.0), rng.range(-220.0, 220.0));
+    let target = Vec3::new(rng.range(-150.0, 150.0), 0.0, rng.range(-150.0, 150.0));
+    let target = if target.distance(eye) < 1.0 {
+        eye + Vec3::X * 10.0
+    } else {
+        target
+    };
+    CullCamera::perspective(
+        eye,
+        target,
+        Vec3::Y,
+        rng.range(0.4, 1.4),
+        rng.range(1.0, 2.0),
+        rng.range(0.1, 2.0),
+        rng.range(60.0, 600.0),
+    )
+}
+
+#[test]
+fn the_gpu_decides_what_crowd_cull_decides_for_random_cameras() {
+    let Some(gpu) = common::gpu() else { return };
+    let mut rng = Rng(0x5eed_0001);
+    let descs = instances(&mut rng, 100_000, 4);
+    let mut scene = Scene::new(&gpu, &descs);
+    let mut seen = 0;
+    for k in 0..20 {
+        let camera = random_camera(&mut rng);
+        seen += scene.cull_and_compare(&gpu, &camera, &format!("camera {k}"));
+    }
+    eprintln!(
+        "{} instances x 20 cameras: {seen} visible in all, {} comparisons, {} ties left out",
+        descs.len(),
+        scene.compared,
+        scene.ties
+    );
+    assert!(seen > 100_000, "the cameras see enough of the crowd: {seen}");
+    assert!(
+        scene.ties * 10_000 <= scene.compared,
+        "{} ties in {}",
+        scene.ties,
+        scene.compared
+    );
+}
+
+#[test]
+fn hysteresis_on_the_gpu_follows_crowd_cull_frame_by_frame() {
+    let Some(gpu) = common::gpu() else { return };
+    let mut rng = Rng(0x5eed_0002);
+    // A dense block ahead of the camera, so that the screen sizes sweep across every threshold.
+    let mut descs = instances(&mut rng, 20_000, 4);
+    for d in &mut descs {
+        d.position = Vec3::new(d.position.x * 0.1, d.position.y * 0.1, d.position.z * 0.1 - 30.0);
+    }
+    let mut scene = Scene::new(&gpu, &descs);
+    // Back and forth along the view axis, crossing the thresholds in both directions, with small steps that stop
+    // inside the hysteresis bands.
+    let mut levels_changed = 0usize;
+    let mut last = Vec::new();
+    for frame in 0..40 {
+        let t = frame as f32 / 39.0 * std::f32::consts::TAU * 2.0;
+        let distance = 25.0 + 200.0 * (0.5 - 0.5 * t.cos());
+        let eye = Vec3::new(3.0 * t.sin(), 4.0, -30.0 + distance);
+        let camera = CullCamera::perspective(eye, Vec3::new(0.0, 1.0, -30.0), Vec3::Y, 0.9, 1.6, 0.5, 600.0);
+        scene.cull_and_compare(&gpu, &camera, &format!("frame {frame}"));
+        let states = scene.store.group_slots(scene.g).expect("the group").state.to_vec();
+        if !last.is_empty() {
+            levels_changed += states
+                .iter()
+                .zip(&last)
+                .filter(|(a, b): &(&TierState, &TierState)| (a.lod, a.tier) != (b.lod, b.tier))
+                .count();
+        }
+        last = states;
+    }
+    eprintln!(
+        "40 frames: {levels_changed} level changes, {} comparisons, {} ties left out",
+        scene.compared, scene.ties
+    );
+    assert!(
+        levels_changed > 20_000,
+        "the path crosses the thresholds: {levels_changed} changes"
+    );
+    assert!(
+        scene.ties * 10_000 <= scene.compared,
+        "{} ties in {}",
+        scene.ties,
+        scene.compared
+    );
+}
+
+#[test]
+fn empty_and_fully_culled_views_draw_nothing_and_growth_keeps_slots() {
+    let Some(gpu) = common::gpu() else { return };
+    let desc = group_desc();
+    let limits = gpu.device.limits();
+    let culler = GpuCuller::new(&gpu.device, &desc, &limits).expect("a culler");
+    let mut resident = ResidentBuffer::new(&gpu.device, &limits);
+    let mut view = culler.view(&gpu.device);
+    let draws = [DrawSlot {
+        bucket: 0,
+        index_count: 36,
+        first_index: 0,
+        base_vertex: 0,
+    }];
+    view.set_draws(&gpu.device, &gpu.queue, &draws, limits.max_buffer_size)
+        .expect("fits");
+    let camera = CullCamera::perspective(Vec3::new(0.0, 2.0, 10.0), Vec3::ZERO, Vec3::Y, 1.0, 1.0, 0.1, 100.0);
+    // No slots at all.
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    culler
+        .cull(&gpu.device, &gpu.queue, &mut encoder, &resident, &mut view, &camera)
+        .expect("an empty crowd culls");
+    gpu.queue.submit([encoder.finish()]);
+    let args: Vec<u32> = bytemuck::cast_slice(&gpu.read_buffer(view.args_buffer(), 20).expect("reads")).to_vec();
+    assert_eq!(args, [36, 0, 0, 0, 0]);
+
+    // Ten instances behind the camera, written in two pieces with a gap, then a write far past the buffer that
+    // grows it: the slots written before are kept.
+    let anim = ResidentAnim {
+        clip: 0,
+        start_time: 0.0,
+        speed: 1.0,
+        fade: None,
+    };
+    let behind: Vec<ResidentInstance> = (0..10)
+        .map(|i| ResidentInstance::new(Vec3::new(i as f32, 0.0, 50.0), Quat::IDENTITY, 1.0, &anim, Vec4::ONE))
+        .collect::<Result<_, _>>()
+        .expect("valid");
+    resident.write(&gpu.device, &gpu.queue, 0, &behind[..4]).expect("fits");
+    resident.write(&gpu.device, &gpu.queue, 6, &behind[6..]).expect("fits");
+    resident
+        .write(&gpu.device, &gpu.queue, 5000, &behind[..1])
+        .expect("fits");
+    assert_eq!(resident.slot_count(), 5001);
+    let back: Vec<ResidentInstance> =
+        bytemuck::cast_slice(&gpu.read_buffer(resident.buffer(), 5001 * 48).expect("reads")).to_vec();
+    assert_eq!(&back[..4], &behind[..4]);
+    assert_eq!(&back[4..6], &[ResidentInstance::EMPTY; 2], "the gap holds no instance");
+    assert_eq!(&back[6..10], &behind[6..]);
+    assert_eq!(back[5000], behind[0]);
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    culler
+        .cull(&gpu.device, &gpu.queue, &mut encoder, &resident, &mut view, &camera)
+        .expect("culls");
+    gpu.queue.submit([encoder.finish()]);
+    let counts: Vec<u32> = bytemuck::cast_slice(&gpu.read_buffer(view.counts_buffer(), 128).expect("reads")).to_vec();
+    assert!(
+        counts.iter().all(|&c| c == 0),
+        "everything is behind the camera: {counts:?}"
+    );
+
+    // A resident buffer past a small, odd max_buffer_size: an error naming it, and the slots written are kept.
+    let small = wgpu::Limits {
+        max_buffer_size: 48 * 100 + 5,
+        ..limits.clone()
+    };
+    let mut resident = ResidentBuffer::new(&gpu.device, &small);
+    resident.write(&gpu.device, &gpu.queue, 0, &behind).expect("fits");
+    resident
+        .write(&gpu.device, &gpu.queue, 90, &behind)
+        .expect("exactly 100 slots fit");
+    let err = resident
+        .write(&gpu.device, &gpu.queue, 91, &behind)
+        .expect_err("101 slots do not");
+    assert!(
+        matches!(
+            err,
+            crowd_gpu::Error::Limit {
+                buffer: "resident instances",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(resident.slot_count(), 100);
+    let back: Vec<ResidentInstance> =
+        bytemuck::cast_slice(&gpu.read_buffer(resident.buffer(), 100 * 48).expect("reads")).to_vec();
+    assert_eq!(&back[..10], &behind[..]);
+
+    // A NaN position never reaches the buffer: the instance is refused where it is packed.
+    let err = ResidentInstance::new(Vec3::NAN, Quat::IDENTITY, 1.0, &anim, Vec4::ONE).expect_err("NaN");
+    assert!(err.to_string().contains("position"), "{err}");
+}

@@ -1,0 +1,195 @@
+// The GPU-driven path's culling, one view at a time, in three dispatches over the resident instances:
+// `classify` (one thread per slot) tests each instance's animated bounds against the frustum, picks its LOD, tier
+// and update rate from its screen size with hysteresis and counts it in its (LOD, tier) bucket;
+// `place` (one workgroup) turns the counts into list offsets and writes the indirect draw arguments;
+// `scatter` (one thread per slot) appends each visible instance's slot to its bucket's list.
+// The maths is crowd-cull's `CullingJob` per instance (`crowd_cull::reference` is its plain twin): the same
+// sphere, plane test, screen size and `prev.clamp(L, H)` level rule, on the same edges `t * (1 -/+ h)`, computed
+// on the CPU and passed in. `crowd-gpu/tests/gpu_cull.rs` reads the results back and compares them.
+// Needs `quat.wgsl` and `resident_instance.wgsl`.
+
+// The bucket count is at most MAX_LODS * TIER_COUNT = 32.
+const MAX_BUCKETS: u32 = 32u;
+const TIER_COUNT: u32 = 4u;
+const VISIBLE: u32 = 1u;
+const INTERPOLATE: u32 = 2u;
+// crowd_cull::TierState::HIDDEN's rate and flags, given to a culled instance (its LOD and tier are kept).
+const HIDDEN_RATE: u32 = 3u;
+
+struct CullView {
+    // The six frustum planes (n, d), normals inwards: inside when dot(n, p) + d >= 0.
+    planes: array<vec4<f32>, 6>,
+    // (forward, -forward . eye): a point's view depth.
+    depth_plane: vec4<f32>,
+    // 1 / tan(fov_y / 2).
+    proj_scale: f32,
+    // Slots to cull (the store's slot count).
+    slot_count: u32,
+    // LOD levels of the group, 1 to 8: lod_count - 1 LOD edges are used.
+    lod_count: u32,
+    // Indirect draws to write in `place`.
+    draw_count: u32,
+    // Lower and upper LOD edges t * (1 - h) and t * (1 + h), 7 used at most, four per vector.
+    lod_lo: array<vec4<f32>, 2>,
+    lod_hi: array<vec4<f32>, 2>,
+    // The tier edges (3 used) and the rate edges (3 used).
+    tier_lo: vec4<f32>,
+    tier_hi: vec4<f32>,
+    rate_lo: vec4<f32>,
+    rate_hi: vec4<f32>,
+}
+
+// A clip's animated bounds in instance space.
+struct ClipBounds {
+    min: vec4<f32>,
+    max: vec4<f32>,
+}
+
+// One indirect draw to write: the bucket it draws and its index range (the mesh's LOD).
+struct DrawSlot {
+    bucket: u32,
+    index_count: u32,
+    first_index: u32,
+    base_vertex: i32,
+}
+
+// wgpu's DrawIndexedIndirectArgs.
+struct DrawArgs {
+    index_count: u32,
+    instance_count: u32,
+    first_index: u32,
+    base_vertex: i32,
+    first_instance: u32,
+}
+
+// The view: camera, slot count and level edges.
+@group(0) @binding(0) var<uniform> view: CullView;
+// The resident instances, one per slot.
+@group(0) @binding(1) var<storage, read> instances: array<ResidentInstance>;
+// Each clip's animated bounds, indexed by clip id.
+@group(0) @binding(2) var<storage, read> clip_bounds: array<ClipBounds>;
+// Per slot, the view's crowd_cull::TierState word (lod | tier << 8 | rate << 16 | flags << 24), kept from frame to
+// frame for hysteresis.
+@group(0) @binding(3) var<storage, read_write> states: array<u32>;
+// [0, MAX_BUCKETS): instances per bucket (cleared before `classify`); [MAX_BUCKETS, 2 MAX_BUCKETS): each bucket's
+// first list index (written by `place`); [2 MAX_BUCKETS, 3 MAX_BUCKETS): append cursors (cleared by `place`).
+@group(0) @binding(4) var<storage, read_write> counts: array<atomic<u32>>;
+// The visible slots, bucket after bucket.
+@group(0) @binding(5) var<storage, read_write> visible: array<u32>;
+// The draws `place` writes, one per entry of `args`.
+@group(0) @binding(6) var<storage, read> draw_slots: array<DrawSlot>;
+// The indirect arguments.
+@group(0) @binding(7) var<storage, read_write> args: array<DrawArgs>;
+
+fn slot_index(id: vec3<u32>) -> u32 {
+    return id.x + id.y * 65535u * 256u;
+}
+
+// The number of edges in `e` (the first `n`) that `s` lies below.
+fn below(s: f32, e: vec4<f32>, n: u32) -> u32 {
+    var c = 0u;
+    for (var i = 0u; i < n; i++) {
+        c += select(0u, 1u, s < e[i]);
+    }
+    return c;
+}
+
+fn level(prev: u32, lo: u32, hi: u32) -> u32 {
+    return min(max(prev, lo), hi);
+}
+
+@compute @workgroup_size(256)
+fn classify(@builtin(global_invocation_id) id: vec3<u32>) {
+    let slot = slot_index(id);
+    if slot >= view.slot_count {
+        return;
+    }
+    let inst = instances[slot];
+    let clip = resident_clip(inst);
+    if clip == RESIDENT_EMPTY_CLIP {
+        return;
+    }
+    var b = clip_bounds[clip];
+    let fade_to = resident_fade_target(inst);
+    if fade_to != RESIDENT_NO_FADE {
+        let t = clip_bounds[fade_to];
+        b = ClipBounds(min(b.min, t.min), max(b.max, t.max));
+    }
+    // crowd_cull::world_sphere: the box's centre placed by the instance, its half diagonal scaled.
+    let centre_local = (b.min.xyz + b.max.xyz) * 0.5;
+    let half = (b.max.xyz - b.min.xyz) * 0.5;
+    let c = inst.position + quat_rotate(resident_rotation(inst), centre_local * inst.scale);
+    let r = length(half) * inst.scale;
+    let prev = states[slot];
+    var inside = true;
+    for (var p = 0u; p < 6u; p++) {
+        let pl = view.planes[p];
+        inside = inside && (pl.x * c.x + pl.y * c.y + pl.z * c.z + pl.w >= -r);
+    }
+    if !inside {
+        // Culled: LOD and tier kept, the slowest rate with interpolation.
+        states[slot] = (prev & 0xffffu) | (HIDDEN_RATE << 16u) | (INTERPOLATE << 24u);
+        return;
+    }
+    let dp = view.depth_plane;
+    let depth = dp.x * c.x + dp.y * c.y + dp.z * c.z + dp.w;
+    // At or behind the eye the screen size is infinite (the finest levels): above every edge.
+    var s = 3.0e38;
+    if depth > 0.0 {
+        s = r * view.proj_scale / depth;
+    }
+    let lod_edges = view.lod_count - 1u;
+    let lod_lo = below(s, view.lod_lo[0], min(lod_edges, 4u)) + below(s, view.lod_lo[1], max(lod_edges, 4u) - 4u);
+    let lod_hi = below(s, view.lod_hi[0], min(lod_edges, 4u)) + below(s, view.lod_hi[1], max(lod_edges, 4u) - 4u);
+    let lod = level(prev & 0xffu, lod_lo, lod_hi);
+    let tier = level((prev >> 8u) & 0xffu, below(s, view.tier_lo, 3u), below(s, view.tier_hi, 3u));
+    let rate = level((prev >> 16u) & 0xffu, below(s, view.rate_lo, 3u), below(s, view.rate_hi, 3u));
+    let flags = VISIBLE | select(0u, INTERPOLATE, rate > 0u);
+    states[slot] = lod | (tier << 8u) | (rate << 16u) | (flags << 24u);
+    if !resident_cpu_drawn(inst) {
+        atomicAdd(&counts[lod * TIER_COUNT + tier], 1u);
+    }
+}
+
+// One workgroup: each bucket's first list index (a prefix sum of the counts), cursors cleared, and every indirect
+// draw's arguments (its bucket's count and first index).
+@compute @workgroup_size(64)
+fn place(@builtin(local_invocation_index) i: u32) {
+    if i == 0u {
+        var sum = 0u;
+        for (var b = 0u; b < MAX_BUCKETS; b++) {
+            atomicStore(&counts[MAX_BUCKETS + b], sum);
+            atomicStore(&counts[2u * MAX_BUCKETS + b], 0u);
+            sum += atomicLoad(&counts[b]);
+        }
+    }
+    workgroupBarrier();
+    storageBarrier();
+    for (var d = i; d < view.draw_count; d += 64u) {
+        let slot = draw_slots[d];
+        let b = slot.bucket % MAX_BUCKETS;
+        args[d] = DrawArgs(
+            slot.index_count,
+            atomicLoad(&counts[b]),
+            slot.first_index,
+            slot.base_vertex,
+            atomicLoad(&counts[MAX_BUCKETS + b]),
+        );
+    }
+}
+
+@compute @workgroup_size(256)
+fn scatter(@builtin(global_invocation_id) id: vec3<u32>) {
+    let slot = slot_index(id);
+    if slot >= view.slot_count {
+        return;
+    }
+    let inst = instances[slot];
+    let st = states[slot];
+    if resident_clip(inst) == RESIDENT_EMPTY_CLIP || resident_cpu_drawn(inst) || ((st >> 24u) & VISIBLE) == 0u {
+        return;
+    }
+    let b = (st & 0xffu) * TIER_COUNT + ((st >> 8u) & 0xffu);
+    let k = atomicAdd(&counts[2u * MAX_BUCKETS + b], 1u);
+    visible[atomicLoad(&counts[MAX_BUCKETS + b]) + k] = slot;
+}
