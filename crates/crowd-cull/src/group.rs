@@ -290,6 +290,11 @@ pub(crate) struct Group {
     pub(crate) state: Vec<TierState>,
     /// The handle-table index of each slot's instance.
     pub(crate) owner: Vec<u32>,
+    /// One bit per slot, set when what a GPU keeps of the slot changed (its instance, transform, animation state
+    /// other than the crossfade weight, or custom data) since [`InstanceStore::take_changed_slots`] last ran.
+    ///
+    /// [`InstanceStore::take_changed_slots`]: crate::InstanceStore::take_changed_slots
+    pub(crate) changed: Vec<u64>,
     pub(crate) clusters: Vec<Cluster>,
     pub(crate) free_clusters: Vec<u32>,
     pub(crate) dirty: std::collections::VecDeque<u32>,
@@ -321,6 +326,7 @@ impl Group {
             flags: Vec::new(),
             state: Vec::new(),
             owner: Vec::new(),
+            changed: Vec::new(),
             clusters: Vec::new(),
             free_clusters: Vec::new(),
             dirty: std::collections::VecDeque::new(),
@@ -431,6 +437,7 @@ impl Group {
         self.flags.resize(n, 0);
         self.state.resize(n, TierState::HIDDEN);
         self.owner.resize(n, u32::MAX);
+        self.changed.resize(n.div_ceil(64), 0);
         self.grid.reserve_clusters(id + 1);
         id as u32
     }
@@ -465,8 +472,15 @@ impl Group {
         self.owner[s] = owner;
         self.offset[s] = offset;
         self.spheres[s / 4].set(s % 4, centre, offset.w);
+        self.mark_changed(s);
         self.live += 1;
         s
+    }
+
+    /// Marks slot `s` changed (see [`Group::changed`]).
+    #[inline(always)]
+    pub(crate) fn mark_changed(&mut self, s: usize) {
+        self.changed[s / 64] |= 1 << (s % 64);
     }
 
     /// Moves slot `from`'s instance to slot `to` (the cluster's last member into a removed member's place).
@@ -482,6 +496,7 @@ impl Group {
         self.offset[to] = self.offset[from];
         let (c, r) = self.sphere(from);
         self.spheres[to / 4].set(to % 4, c, r);
+        self.mark_changed(to);
     }
 
     /// Removes slot `s` from its cluster by moving the cluster's last member into it. Returns the handle
@@ -516,6 +531,7 @@ impl Group {
             None
         };
         self.owner[last] = u32::MAX;
+        self.mark_changed(last);
         moved
     }
 

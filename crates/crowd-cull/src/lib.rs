@@ -87,6 +87,7 @@ mod error;
 mod group;
 mod instance;
 pub mod limits;
+mod near_pick;
 pub mod reference;
 mod store;
 

@@ -224,6 +224,10 @@ impl InstanceStore {
         self.slots
     }
 
+    pub(crate) fn group_ref(&self, g: GroupId) -> Result<&Group> {
+        self.group(g, 0)
+    }
+
     fn group(&self, g: GroupId, index: usize) -> Result<&Group> {
         self.groups.get(g.0 as usize).ok_or(Error::UnknownGroup {
             index,
@@ -313,6 +317,39 @@ impl InstanceStore {
             flags: &grp.flags,
             state: &grp.state,
         })
+    }
+
+    /// Writes into `out` (cleared first) the slot ranges of group `g` whose GPU-kept data changed since the last
+    /// call, ascending, adjacent ranges merged, and forgets them. A slot changes when an instance is added to it,
+    /// moved into it (a removal's swap or a cluster reassignment), removed from it (it is then empty:
+    /// [`InstanceStore::handle_at`] is `None`), moved, updated, given custom data, or given an animation state
+    /// that differs in more than the crossfade weight.
+    ///
+    /// O(slots / 64) word tests plus O(changed ranges); `out` allocates only when it must grow past its
+    /// capacity.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownGroup`] for a group the store lacks.
+    pub fn take_changed_slots(&mut self, g: GroupId, out: &mut Vec<std::ops::Range<u32>>) -> Result<()> {
+        out.clear();
+        self.group(g, 0)?;
+        let grp = &mut self.groups[g.0 as usize];
+        for (w, word) in grp.changed.iter_mut().enumerate() {
+            let mut bits = std::mem::take(word);
+            while bits != 0 {
+                let start = bits.trailing_zeros();
+                let run = (!(bits >> start)).trailing_zeros();
+                let first = (w * 64) as u32 + start;
+                let end = first + run;
+                match out.last_mut() {
+                    Some(last) if last.end == first => last.end = end,
+                    _ => out.push(first..end),
+                }
+                bits &= if start + run >= 64 { 0 } else { !0u64 << (start + run) };
+            }
+        }
+        Ok(())
     }
 
     /// The culling sphere `(centre, radius)` the store keeps for the instance.
@@ -604,8 +641,15 @@ impl InstanceStore {
         if self.groups.len() == 1 {
             // Every handle is of the one group: write by slot, split over the pool.
             write_positions_split(&mut self.groups[0], &self.move_slots, positions);
+            for &s in &self.move_slots {
+                self.groups[0].mark_changed(s as usize);
+            }
         } else {
             write_positions(&mut self.groups, &self.handles, handles, positions);
+            for h in handles {
+                let e = self.handles[h.index as usize];
+                self.groups[e.group as usize].mark_changed(e.slot as usize);
+            }
         }
         let r2 = self.settings.radius * self.settings.radius;
         for grp in &mut self.groups {
@@ -647,6 +691,7 @@ impl InstanceStore {
         let old = grp.position[s];
         grp.position[s] = position;
         grp.refresh_sphere(s);
+        grp.mark_changed(s);
         let c = &mut grp.clusters[k];
         c.sum += position - old;
         // Drifted further than R from the centre `sum / len`, without a division.
@@ -713,6 +758,13 @@ impl InstanceStore {
         let grp = &mut self.groups[e.group as usize];
         Self::check_anim(grp, e.group, anim, 0)?;
         let s = e.slot as usize;
+        let old = grp.anim[s];
+        if (old.clip, old.start_time, old.speed, old.fade_target)
+            != (anim.clip, anim.start_time, anim.speed, anim.fade_target)
+        {
+            // A crossfade's weight alone is not part of what a GPU keeps: it follows from the clock.
+            grp.mark_changed(s);
+        }
         grp.anim[s] = *anim;
         grp.refresh_offset(s);
         grp.refresh_sphere(s);
@@ -729,7 +781,9 @@ impl InstanceStore {
                 index: 0,
             });
         }
-        self.groups[e.group as usize].custom[e.slot as usize] = custom;
+        let grp = &mut self.groups[e.group as usize];
+        grp.custom[e.slot as usize] = custom;
+        grp.mark_changed(e.slot as usize);
         Ok(())
     }
 
