@@ -1,7 +1,8 @@
 // The GPU-driven path's culling, one view at a time, in three dispatches over the resident instances:
 // `classify` (one thread per slot) tests each instance's animated bounds against the frustum, picks its LOD, tier
 // and update rate from its screen size with hysteresis and counts it in its (LOD, tier) bucket;
-// `place` (one workgroup) turns the counts into list offsets and writes the indirect draw arguments;
+// `place` (one workgroup) turns the counts into list offsets and writes the indirect draw arguments (first instance
+// 0: the vertex shader reads the bucket's first list index from the counters);
 // `scatter` (one thread per slot) appends each visible instance's slot to its bucket's list.
 // The maths is crowd-cull's `CullingJob` per instance (`crowd_cull::reference` is its plain twin): the same
 // sphere, plane test, screen size and `prev.clamp(L, H)` level rule, on the same edges `t * (1 -/+ h)`, computed
@@ -173,7 +174,8 @@ fn place(@builtin(local_invocation_index) i: u32) {
             atomicLoad(&counts[b]),
             slot.first_index,
             slot.base_vertex,
-            atomicLoad(&counts[MAX_BUCKETS + b]),
+            // The vertex shader adds the bucket's first index itself, so no draw needs INDIRECT_FIRST_INSTANCE.
+            0u,
         );
     }
 }

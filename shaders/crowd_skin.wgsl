@@ -1,7 +1,9 @@
 // The crowd renderer's skinned draw (crowd_gpu::CrowdRenderer). Each instance reads its record by
 // @builtin(instance_index), then its own palette (unique draws) or two slot palettes and a fraction (pooled
 // draws), skins position and normal with 4-influence linear blending, and moves them to world and clip space.
-// Requires shaders/f16.wgsl, instance_record.wgsl and vertex_formats.wgsl, and one palette fetch file
+// GPU-driven draws (vs_resident_*) read the instance's slot from the view's visible list instead, then its resident
+// state, and map its clip time to a slot pair on the GPU (with crossfades).
+// Requires shaders/f16.wgsl, quat.wgsl, instance_record.wgsl, resident_instance.wgsl and vertex_formats.wgsl, and one palette fetch file
 // (palette_fetch_f32.wgsl, palette_fetch_mat3x4_f16.wgsl or palette_fetch_qt_f16.wgsl) that declares
 // group 0 bindings 2 and 3 and palette_rows(pooled, i).
 
@@ -50,6 +52,36 @@ struct DrawUniform {
 @group(2) @binding(0) var base_color_texture: texture_2d<f32>;
 @group(2) @binding(1) var base_color_sampler: sampler;
 
+// The GPU-driven path's clock: crowd_gpu's GpuFrameUniform, 16 bytes.
+struct GpuFrame {
+    // The animation clock of the frame, in seconds.
+    now: f32,
+    // The pose pool's time: looping clips' slots are spread from it.
+    pool_time: f32,
+    pad0: u32,
+    pad1: u32,
+}
+
+// One pose-pool clip: crowd_frame::ResidentClip.
+struct ResidentClip {
+    first_slot: u32,
+    slot_count: u32,
+    duration: f32,
+    // 1 when the clip loops.
+    looping: u32,
+}
+
+// Group 3 (GPU-driven draws only), binding 0: the clock.
+@group(3) @binding(0) var<uniform> gpu_frame: GpuFrame;
+// Group 3, binding 1: the view's visible slots, bucket after bucket (crowd_cull.wgsl's `visible`).
+@group(3) @binding(1) var<storage, read> visible: array<u32>;
+// Group 3, binding 2: the view's counters; entry 32 + bucket is the bucket's first index in `visible`.
+@group(3) @binding(2) var<storage, read> cull_counts: array<u32>;
+// Group 3, binding 3: the resident instances, one per slot.
+@group(3) @binding(3) var<storage, read> resident: array<ResidentInstance>;
+// Group 3, binding 4: the pose pool's clips, by clip id.
+@group(3) @binding(4) var<storage, read> pool_clips: array<ResidentClip>;
+
 // The interleaved vertex of crowd_gpu's GPU mesh (32 bytes, 36 with u16 joints); joints are location 5.
 struct VertexIn {
     @location(0) position: vec3<f32>,
@@ -95,6 +127,60 @@ fn skin_rows(r: InstanceRecord, joints: vec4<u32>, weights: vec4<f32>) -> array<
     return array<vec4<f32>, 3>(mix(s0[0], s1[0], f), mix(s0[1], s1[1], f), mix(s0[2], s1[2], f));
 }
 
+// `x` modulo `d` (positive), as Rust's `rem_euclid` for a positive `d`.
+fn rem_euclid(x: f32, d: f32) -> f32 {
+    let r = x - d * floor(x / d);
+    return select(r, 0.0, r >= d);
+}
+
+// anim_pose::PosePool::map for a clip track: slot a, slot b and the fraction between them at clip time `t`.
+struct SlotPair {
+    a: u32,
+    b: u32,
+    f: f32,
+}
+
+fn map_clip(c: ResidentClip, t: f32) -> SlotPair {
+    let k = c.slot_count;
+    if c.looping != 0u {
+        let x = rem_euclid(t - gpu_frame.pool_time, c.duration) * f32(k) / c.duration;
+        let fl = floor(x);
+        let a = u32(fl) % k;
+        return SlotPair(c.first_slot + a, c.first_slot + (a + 1u) % k, x - fl);
+    }
+    let x = clamp(t, 0.0, c.duration) * f32(k - 1u) / c.duration;
+    let a = min(u32(floor(x)), k - 1u);
+    if a == k - 1u {
+        return SlotPair(c.first_slot + a, c.first_slot + a, 0.0);
+    }
+    return SlotPair(c.first_slot + a, c.first_slot + a + 1u, x - f32(a));
+}
+
+// The blended skinning rows of a slot pair.
+fn pair_rows(p: SlotPair, joints: vec4<u32>, weights: vec4<f32>) -> array<vec4<f32>, 3> {
+    let s0 = blend_rows(true, p.a * frame.joint_count, joints, weights);
+    let s1 = blend_rows(true, p.b * frame.joint_count, joints, weights);
+    return array<vec4<f32>, 3>(mix(s0[0], s1[0], p.f), mix(s0[1], s1[1], p.f), mix(s0[2], s1[2], p.f));
+}
+
+// A resident instance's skinning rows from the pool: its clip's slot pair at its clip time, or during a crossfade
+// the target's pair at its clip time mixed with the source's pair at the same phase (crowd_frame's crossfade
+// timing: the clock is the target's), by the fade's weight, over all four influences.
+fn resident_rows(r: ResidentInstance, joints: vec4<u32>, weights: vec4<f32>) -> array<vec4<f32>, 3> {
+    let t = (gpu_frame.now - r.start_time) * r.speed;
+    let source = pool_clips[resident_clip(r)];
+    let to_id = resident_fade_target(r);
+    if to_id == RESIDENT_NO_FADE {
+        return pair_rows(map_clip(source, t), joints, weights);
+    }
+    let to = pool_clips[to_id];
+    let phase = select(clamp(t / to.duration, 0.0, 1.0), rem_euclid(t, to.duration) / to.duration, to.looping != 0u);
+    let a = pair_rows(map_clip(source, phase * source.duration), joints, weights);
+    let b = pair_rows(map_clip(to, t), joints, weights);
+    let w = clamp((gpu_frame.now - r.fade_start) / r.fade_length, 0.0, 1.0);
+    return array<vec4<f32>, 3>(mix(a[0], b[0], w), mix(a[1], b[1], w), mix(a[2], b[2], w));
+}
+
 fn rows_point(m: array<vec4<f32>, 3>, p: vec3<f32>) -> vec3<f32> {
     let p1 = vec4<f32>(p, 1.0);
     return vec3<f32>(dot(m[0], p1), dot(m[1], p1), dot(m[2], p1));
@@ -132,13 +218,34 @@ fn level_color(level: u32) -> vec4<f32> {
 fn skinned(v: VertexIn, joints: vec4<u32>, instance: u32) -> VertexOut {
     let r = records[instance - draw.record_base];
     let m = skin_rows(r, joints, decode_weights(v.weights));
-    let world = record_transform_point(r, rows_point(m, v.position));
+    return placed(v, m, r.position, record_rotation(r), record_scale(r), record_tint(r), instance);
+}
+
+// The vertex of a GPU-driven draw: the `instance`-th visible slot of the draw's (LOD, tier) bucket in this view.
+fn resident_skinned(v: VertexIn, joints: vec4<u32>, instance: u32) -> VertexOut {
+    let slot = visible[cull_counts[32u + draw.lod * 4u + draw.tier] + instance];
+    let r = resident[slot];
+    let m = resident_rows(r, joints, decode_weights(v.weights));
+    return placed(v, m, r.position, resident_rotation(r), r.scale, unpack4x8unorm(r.tint), slot);
+}
+
+// A vertex skinned by rows `m`, placed by an instance transform, with the instance's tint and id.
+fn placed(
+    v: VertexIn,
+    m: array<vec4<f32>, 3>,
+    position: vec3<f32>,
+    rotation: vec4<f32>,
+    scale: f32,
+    tint: vec4<f32>,
+    instance: u32,
+) -> VertexOut {
+    let world = position + scale * quat_rotate(rotation, rows_point(m, v.position));
     var out: VertexOut;
     out.clip = frame.view_proj * vec4<f32>(world, 1.0);
     let n = rows_vector(m, decode_oct_normal(v.normal));
-    out.normal = quat_rotate(record_rotation(r), n);
+    out.normal = quat_rotate(rotation, n);
     out.uv = select(decode_uv_unorm16(v.uv), decode_uv_f16(v.uv), draw.uv_f16 != 0u);
-    out.color = unpack4x8unorm(v.color) * record_tint(r);
+    out.color = unpack4x8unorm(v.color) * tint;
     switch frame.view {
         case 1u: {
             out.debug_color = instance_id_color(instance);
@@ -164,6 +271,20 @@ fn vs_joints_u8(v: VertexIn, @location(5) joints: u32, @builtin(instance_index) 
 @vertex
 fn vs_joints_u16(v: VertexIn, @location(5) joints: vec2<u32>, @builtin(instance_index) instance: u32) -> VertexOut {
     return skinned(v, decode_joints_u16(joints), instance);
+}
+
+@vertex
+fn vs_resident_joints_u8(v: VertexIn, @location(5) joints: u32, @builtin(instance_index) instance: u32) -> VertexOut {
+    return resident_skinned(v, decode_joints_u8(joints), instance);
+}
+
+@vertex
+fn vs_resident_joints_u16(
+    v: VertexIn,
+    @location(5) joints: vec2<u32>,
+    @builtin(instance_index) instance: u32,
+) -> VertexOut {
+    return resident_skinned(v, decode_joints_u16(joints), instance);
 }
 
 // The depth-only seam (shadow maps later): the same skinning of the position, nothing else.

@@ -20,6 +20,8 @@ use crate::record::{SCALE_MAX, SCALE_MIN};
 use crate::unique::{UniqueInput, animate_unique};
 use crate::{Error, Result};
 
+mod gpu_driven;
+
 /// Marks a record whose instance is not unique in [`CrowdFrame`]'s per-record unique index.
 pub(crate) const NOT_UNIQUE: u32 = u32::MAX;
 
@@ -56,6 +58,10 @@ pub struct FrameSettings {
     pub overrun: Overrun,
     /// Write palettes with streaming stores (see `skin_pack::FlattenJob::streaming`). Default `false`.
     pub streaming: bool,
+    /// The GPU-driven path: `step` culls nothing and packs no record per instance; it hands over the changed
+    /// resident instances ([`Packet::resident`]), the pool's clip slots and the few unique instances nearest the
+    /// camera, and a GPU pass culls and draws the rest. Default `false` (the CPU-culled path).
+    pub gpu_driven: bool,
 }
 
 impl Default for FrameSettings {
@@ -72,6 +78,7 @@ impl Default for FrameSettings {
             packets: 2,
             overrun: Overrun::Wait,
             streaming: false,
+            gpu_driven: false,
         }
     }
 }
@@ -128,6 +135,11 @@ pub struct CrowdFrame<'a, F: PaletteFormat = PaletteEntry> {
     rest: Vec<SoaTransform>,
     exchange: Arc<FrameExchange<Packet<F>>>,
     spawn_scratch: Vec<InstanceDesc>,
+    /// GPU-driven frames: the slot ranges changed this frame, the unique slots of the previous frame (sorted), and
+    /// the screen sizes of the unique picks.
+    changed: Vec<std::ops::Range<u32>>,
+    prev_unique: Vec<u32>,
+    pick_scratch: Vec<f32>,
 }
 
 impl<F: PaletteFormat> std::fmt::Debug for CrowdFrame<'_, F> {
@@ -223,6 +235,9 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
             rest: skeleton.rest_pose_soa(),
             exchange,
             spawn_scratch: Vec::new(),
+            changed: Vec::new(),
+            prev_unique: Vec::with_capacity(max_unique),
+            pick_scratch: vec![0.0; max_unique],
             settings,
         })
     }
@@ -501,6 +516,9 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
     /// The inner jobs' errors cannot happen with the frame's checked inputs; one would be reported as its crate's
     /// error, with no packet published.
     pub fn step(&mut self, dt: f32, camera: &FrameCamera) -> Result<u64> {
+        if self.settings.gpu_driven {
+            return self.step_gpu_driven(dt, camera);
+        }
         if !(dt.is_finite() && dt >= 0.0 && (self.time + dt).is_finite()) {
             return Err(Error::invalid(
                 "step dt",

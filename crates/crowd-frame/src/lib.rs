@@ -62,7 +62,9 @@ pub use anim::{Spawn, clip_time};
 pub use character::{Character, CharacterOptions, ClipId, LodRange, SlotCount};
 pub use error::{Error, Result};
 pub use frame::{CrowdFrame, FrameSettings};
-pub use packet::{DRAWS_PER_LOD, DirtyRanges, FrameCamera, FrameStats, Packet, PacketDraw, RecordKind, StageTimes};
+pub use packet::{
+    DRAWS_PER_LOD, DirtyRanges, FrameCamera, FrameStats, Packet, PacketDraw, RecordKind, ResidentChanges, StageTimes,
+};
 pub use packet_parts::PacketParts;
 pub use record::{
     DecodedRecord, FRACTION_ERROR_BOUND, INSTANCE_RECORD_SIZE, InstanceRecord, ROTATION_ERROR_BOUND, RecordAnim,
@@ -70,5 +72,5 @@ pub use record::{
 };
 pub use resident::{
     DecodedResident, RESIDENT_CPU_DRAWN, RESIDENT_EMPTY_CLIP, RESIDENT_INSTANCE_SIZE, RESIDENT_NO_FADE, ResidentAnim,
-    ResidentFade, ResidentInstance,
+    ResidentClip, ResidentFade, ResidentInstance,
 };

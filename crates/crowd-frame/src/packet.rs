@@ -6,6 +6,7 @@ use skin_pack::{ByteRange, FramePacket, PaletteEntry, PaletteFormat};
 
 use crate::character::LodRange;
 use crate::record::InstanceRecord;
+use crate::resident::{ResidentClip, ResidentInstance};
 
 /// How the records of a draw are animated: which meaning the record's `anim` word has (see [`InstanceRecord`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -138,6 +139,8 @@ pub struct FrameStats {
     pub crossfade_buckets: u32,
     /// Bytes in the packet's dirty ranges: what the renderer uploads.
     pub dirty_bytes: u64,
+    /// GPU-driven frames: resident slots changed (uploaded) this frame.
+    pub resident_changed: u32,
     /// Stage times.
     pub stages: StageTimes,
 }
@@ -158,6 +161,23 @@ pub struct DirtyRanges {
     pub records: Vec<ByteRange>,
 }
 
+/// The resident instances a GPU-driven frame changed: slot ranges, ascending and disjoint, and the new state of
+/// every slot in them, range after range. A renderer applies the changes of every frame it reads, in order; a frame
+/// dropped under `Overrun::DropOldest` has its changes folded in front of the next frame's (which win).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ResidentChanges {
+    /// The store's slot count: the resident buffer's extent.
+    pub slot_count: u32,
+    /// The changed slot ranges, in the order to apply.
+    pub ranges: Vec<std::ops::Range<u32>>,
+    /// The new states, `ranges` after one another.
+    pub instances: Vec<ResidentInstance>,
+    /// The pose pool's clips, in clip-id order (constant for a crowd).
+    pub clips: Vec<ResidentClip>,
+    /// The pose pool's time: looping clips' slots are spread from it.
+    pub pool_time: f32,
+}
+
 /// One frame for the render thread, handed over by the crowd's
 /// [`FrameExchange`](skin_pack::FrameExchange): palettes in GPU layout in format `F`, one record per visible
 /// instance in visible-list order, the draws, the camera, the dirty ranges and stats.
@@ -174,6 +194,7 @@ pub struct Packet<F: PaletteFormat = PaletteEntry> {
     pub(crate) draws: Vec<PacketDraw>,
     pub(crate) dirty: DirtyRanges,
     pub(crate) stats: FrameStats,
+    pub(crate) resident: ResidentChanges,
 }
 
 impl<F: PaletteFormat> Packet<F> {
@@ -200,6 +221,7 @@ impl<F: PaletteFormat> Packet<F> {
                 records: Vec::with_capacity(1),
             },
             stats: FrameStats::default(),
+            resident: ResidentChanges::default(),
         }
     }
 
@@ -250,15 +272,25 @@ impl<F: PaletteFormat> Packet<F> {
     pub fn stats(&self) -> &FrameStats {
         &self.stats
     }
+
+    /// The resident instances this frame changed, for the GPU-driven path (empty on the CPU-culled path, whose
+    /// packets carry records instead).
+    pub fn resident(&self) -> &ResidentChanges {
+        &self.resident
+    }
 }
 
 /// Draws per LOD: one per tier, plus the unique tier's overflow.
 pub const DRAWS_PER_LOD: usize = 5;
 
 impl<F: PaletteFormat> FramePacket for Packet<F> {
-    /// Nothing to fold: every range a packet reads is dirty in it (see [`DirtyRanges`]).
+    /// Palettes and records need nothing folded: every range a packet reads is dirty in it (see [`DirtyRanges`]).
+    /// Resident changes are folded: the dropped frame's ranges and states go in front of this frame's, which are
+    /// newer and so applied last. Allocates only when the lists must grow past their capacity.
     fn absorb_dropped(&mut self, dropped: &Self) {
-        let _ = dropped;
+        let (mine, old) = (&mut self.resident, &dropped.resident);
+        mine.ranges.splice(0..0, old.ranges.iter().cloned());
+        mine.instances.splice(0..0, old.instances.iter().copied());
     }
 }
 

@@ -135,6 +135,7 @@ impl<F: PaletteFormat> Packet<F> {
             draws: parts.draws.to_vec(),
             dirty,
             stats,
+            resident: Default::default(),
         })
     }
 }

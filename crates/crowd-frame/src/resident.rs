@@ -92,6 +92,22 @@ pub struct ResidentInstance {
 const _: () = assert!(size_of::<ResidentInstance>() == RESIDENT_INSTANCE_SIZE);
 const _: () = assert!(align_of::<ResidentInstance>() == 4);
 
+/// One clip of the pose pool as the GPU maps an instance's clip time to a slot pair and a fraction (the twin of
+/// `anim_pose::PosePool::map` for a clip track): looping clips wrap `(time - pool_time)` over `slot_count` slots
+/// spread evenly over the duration; others clamp `time` to `[0, duration]` over `slot_count - 1` intervals.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+#[repr(C)]
+pub struct ResidentClip {
+    /// The clip's first pool slot.
+    pub first_slot: u32,
+    /// Its slot count (at least 1).
+    pub slot_count: u32,
+    /// The clip's duration in seconds (positive).
+    pub duration: f32,
+    /// 1 when the clip loops, 0 when it clamps.
+    pub looping: u32,
+}
+
 /// A [`ResidentInstance`]'s values, decoded as the shader decodes them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DecodedResident {

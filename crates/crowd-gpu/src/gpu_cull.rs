@@ -599,6 +599,16 @@ impl CullView {
         self.state_slots = slots;
     }
 
+    /// The indirect draws the view writes each cull ([`CullView::set_draws`]).
+    pub fn draw_count(&self) -> u32 {
+        self.draw_count
+    }
+
+    /// Bumped whenever one of the view's buffers is recreated (its bind groups must be too).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
     /// Slots the view holds states for.
     pub fn state_slots(&self) -> u32 {
         self.state_slots

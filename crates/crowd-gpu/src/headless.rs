@@ -330,12 +330,12 @@ impl Gpu {
     /// A [`RendererConfig`](crate::RendererConfig) for [`OffscreenTarget`]'s formats with `palette_format`
     /// palettes and this device's own limits.
     pub fn offscreen_config(&self, palette_format: crate::PaletteKind) -> crate::RendererConfig {
-        crate::RendererConfig {
-            color_format: OFFSCREEN_COLOR_FORMAT,
-            depth_format: Some(OFFSCREEN_DEPTH_FORMAT),
+        crate::RendererConfig::new(
+            OFFSCREEN_COLOR_FORMAT,
+            Some(OFFSCREEN_DEPTH_FORMAT),
             palette_format,
-            limits: self.device.limits(),
-        }
+            self.device.limits(),
+        )
     }
 }
 

@@ -32,6 +32,11 @@ pub use gpu_cull::{
 pub use gpu_mesh::{Material, VERTEX_STRIDE_U8, VERTEX_STRIDE_U16};
 pub use lod::{DEFAULT_LOD_TARGETS, LodLevel, build_lods, lod_thresholds};
 pub use mesh_pack::{PackedJoints, PackedMesh, UvFormat};
-pub use renderer::{CrowdRenderer, MeshHandle, PaletteKind, PrepareStats, RendererConfig};
+pub use renderer::{
+    CrowdRenderer, CrowdView, GPU_DRIVEN_STORAGE_BUFFERS, MeshHandle, PaletteKind, PrepareStats, RenderPath,
+    RendererConfig,
+};
 pub use texture::{MAX_TEXTURE_SIDE, TextureData};
-pub use uniforms::{DRAW_UNIFORM_STRIDE, DebugView, DrawUniform, FrameUniform, Lighting, instance_id_color};
+pub use uniforms::{
+    DRAW_UNIFORM_STRIDE, DebugView, DrawUniform, FrameUniform, GpuFrameUniform, Lighting, instance_id_color,
+};

@@ -15,6 +15,10 @@ use crate::shaders::{self, ShaderSource};
 use crate::uniforms::{DRAW_UNIFORM_STRIDE, DebugView, DrawUniform, FrameUniform, Lighting};
 use crate::{Error, Result};
 
+mod gpu_driven;
+
+pub use gpu_driven::{CrowdView, GPU_DRIVEN_STORAGE_BUFFERS, RenderPath};
+
 /// The palette format the renderer reads: one of skin-pack's three.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PaletteKind {
@@ -71,6 +75,37 @@ pub struct RendererConfig {
     /// The limits to respect, at most the device's (each is taken as the smaller of the two). A smaller
     /// `max_storage_buffer_binding_size` splits the records into more chunks.
     pub limits: wgpu::Limits,
+    /// The depth test (with a depth format). [`RendererConfig::DEFAULT_DEPTH_COMPARE`] is `Less`; an engine with
+    /// reversed-Z depth gives `Greater`.
+    pub depth_compare: wgpu::CompareFunction,
+    /// Whether the draws write depth (with a depth format); `true` by default.
+    pub depth_write: bool,
+    /// The colour and depth attachments' MSAA sample count (1, 2, 4 as the device and formats allow).
+    pub sample_count: u32,
+}
+
+impl RendererConfig {
+    /// The default depth test: `Less`, with depth cleared to 1.
+    pub const DEFAULT_DEPTH_COMPARE: wgpu::CompareFunction = wgpu::CompareFunction::Less;
+
+    /// A configuration for passes of `color_format` and `depth_format`, with `palette_format` palettes and
+    /// `limits`: depth test `Less` with writes, no MSAA.
+    pub fn new(
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        palette_format: PaletteKind,
+        limits: wgpu::Limits,
+    ) -> Self {
+        Self {
+            color_format,
+            depth_format,
+            palette_format,
+            limits,
+            depth_compare: Self::DEFAULT_DEPTH_COMPARE,
+            depth_write: true,
+            sample_count: 1,
+        }
+    }
 }
 
 /// A mesh registered with [`CrowdRenderer::add_mesh`].
@@ -128,6 +163,7 @@ pub struct CrowdRenderer {
     frame_layout: wgpu::BindGroupLayout,
     draw_layout: wgpu::BindGroupLayout,
     material_layout: wgpu::BindGroupLayout,
+    module: wgpu::ShaderModule,
     pipelines: [wgpu::RenderPipeline; 2],
     depth_pipelines: Option<[wgpu::RenderPipeline; 2]>,
     sampler: wgpu::Sampler,
@@ -144,6 +180,11 @@ pub struct CrowdRenderer {
     lighting: Lighting,
     view: DebugView,
     stats: PrepareStats,
+    /// The last packet's palette size (the views' frame uniforms need it).
+    joints: u32,
+    /// Bumped whenever the records or palette buffers are recreated (the views' bind groups must be too).
+    buffers_generation: u64,
+    gpu_driven: Option<gpu_driven::GpuDriven>,
 }
 
 fn storage_entry(binding: u32, dynamic: bool, min: u64) -> wgpu::BindGroupLayoutEntry {
@@ -251,59 +292,13 @@ impl CrowdRenderer {
             source: wgpu::ShaderSource::Wgsl(source.into()),
         });
         let pipeline = |joints_u16: bool, depth_only: bool| {
-            let attributes = vertex_attributes(joints_u16);
-            let stride = if joints_u16 {
-                VERTEX_STRIDE_U16
-            } else {
-                VERTEX_STRIDE_U8
-            };
             let entry = match (depth_only, joints_u16) {
                 (false, false) => "vs_joints_u8",
                 (false, true) => "vs_joints_u16",
                 (true, false) => "vs_depth_joints_u8",
                 (true, true) => "vs_depth_joints_u16",
             };
-            let targets = [Some(wgpu::ColorTargetState {
-                format: config.color_format,
-                blend: None,
-                write_mask: wgpu::ColorWrites::ALL,
-            })];
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some(entry),
-                layout: Some(&layout),
-                vertex: wgpu::VertexState {
-                    module: &module,
-                    entry_point: Some(entry),
-                    compilation_options: Default::default(),
-                    buffers: &[Some(wgpu::VertexBufferLayout {
-                        array_stride: stride,
-                        step_mode: wgpu::VertexStepMode::Vertex,
-                        attributes: &attributes,
-                    })],
-                },
-                primitive: wgpu::PrimitiveState {
-                    topology: wgpu::PrimitiveTopology::TriangleList,
-                    // Two-sided: glTF meshes may be open or mirrored; the fragment shader flips back faces.
-                    cull_mode: None,
-                    ..Default::default()
-                },
-                depth_stencil: config.depth_format.map(|format| wgpu::DepthStencilState {
-                    format,
-                    depth_write_enabled: Some(true),
-                    depth_compare: Some(wgpu::CompareFunction::Less),
-                    stencil: Default::default(),
-                    bias: Default::default(),
-                }),
-                multisample: wgpu::MultisampleState::default(),
-                fragment: (!depth_only).then(|| wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some("fs_main"),
-                    compilation_options: Default::default(),
-                    targets: &targets,
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
+            skin_pipeline(device, &module, config, &layout, entry, joints_u16, depth_only)
         };
         let pipelines = [pipeline(false, false), pipeline(true, false)];
         let depth_pipelines = config
@@ -348,6 +343,7 @@ impl CrowdRenderer {
             frame_layout,
             draw_layout,
             material_layout,
+            module,
             pipelines,
             depth_pipelines,
             sampler,
@@ -364,6 +360,9 @@ impl CrowdRenderer {
             lighting: Lighting::default(),
             view: DebugView::default(),
             stats: PrepareStats::default(),
+            joints: 0,
+            buffers_generation: 0,
+            gpu_driven: None,
         })
     }
 
@@ -499,7 +498,9 @@ impl CrowdRenderer {
         let mut rebind = self.records.reserve(device, record_bytes, max);
         rebind |= self.pool.reserve(device, pool_bytes, max);
         rebind |= self.unique.reserve(device, unique_bytes, max);
+        let resident_bytes = self.prepare_resident(device, queue, packet)?;
         if rebind {
+            self.buffers_generation += 1;
             self.frame_group = frame_group(
                 device,
                 &self.frame_layout,
@@ -511,9 +512,10 @@ impl CrowdRenderer {
             );
         }
         let dirty = packet.dirty();
-        let mut uploaded = self
-            .records
-            .write_ranges(queue, bytemuck::cast_slice(packet.records()), &dirty.records);
+        let mut uploaded = resident_bytes
+            + self
+                .records
+                .write_ranges(queue, bytemuck::cast_slice(packet.records()), &dirty.records);
         uploaded += self.pool.write_ranges(
             queue,
             bytemuck::cast_slice(packet.pool_palettes()),
@@ -574,6 +576,7 @@ impl CrowdRenderer {
         if !self.draw_bytes.is_empty() {
             queue.write_buffer(&self.draw_uniforms.buffer, 0, &self.draw_bytes);
         }
+        self.joints = joints as u32;
         let frame = FrameUniform::new(packet.camera().view_proj(), &self.lighting, joints as u32, self.view);
         queue.write_buffer(&self.frame_uniform, 0, bytemuck::bytes_of(&frame));
         uploaded += self.draw_bytes.len() as u64 + size_of::<FrameUniform>() as u64;
@@ -603,11 +606,21 @@ impl CrowdRenderer {
     }
 
     fn record(&self, pass: &mut wgpu::RenderPass<'_>, pipelines: &[wgpu::RenderPipeline; 2]) {
+        self.record_with(pass, pipelines, &self.frame_group);
+    }
+
+    /// Records the planned draws with `frame_group` (the renderer's, or a view's with its own camera).
+    fn record_with(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        pipelines: &[wgpu::RenderPipeline; 2],
+        frame_group: &wgpu::BindGroup,
+    ) {
         let window = self.record_window as u32;
         for (i, d) in self.plan.iter().enumerate() {
             let mesh = &self.meshes[d.mesh as usize];
             pass.set_pipeline(&pipelines[usize::from(mesh.joints_u16)]);
-            pass.set_bind_group(0, &self.frame_group, &[d.chunk * window]);
+            pass.set_bind_group(0, frame_group, &[d.chunk * window]);
             pass.set_bind_group(1, &self.draw_group, &[(i as u64 * DRAW_UNIFORM_STRIDE) as u32]);
             pass.set_bind_group(2, &mesh.material, &[]);
             pass.set_vertex_buffer(0, mesh.vertices.slice(..));
@@ -681,16 +694,84 @@ fn frame_group(
 }
 
 fn draw_group(device: &wgpu::Device, layout: &wgpu::BindGroupLayout, uniforms: &GrowBuffer) -> wgpu::BindGroup {
+    draw_group_of(device, layout, &uniforms.buffer)
+}
+
+/// The draw bind group over a uniform buffer of [`DrawUniform`]s at the draw stride.
+fn draw_group_of(device: &wgpu::Device, layout: &wgpu::BindGroupLayout, uniforms: &wgpu::Buffer) -> wgpu::BindGroup {
     device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some("crowd draw"),
         layout,
         entries: &[wgpu::BindGroupEntry {
             binding: 0,
             resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                buffer: &uniforms.buffer,
+                buffer: uniforms,
                 offset: 0,
                 size: NonZeroU64::new(size_of::<DrawUniform>() as u64),
             }),
         }],
+    })
+}
+
+/// One skinned render pipeline of `module` with vertex entry point `entry` (u8 or u16 joints), colour and depth
+/// as `config` says, or depth only.
+fn skin_pipeline(
+    device: &wgpu::Device,
+    module: &wgpu::ShaderModule,
+    config: &RendererConfig,
+    layout: &wgpu::PipelineLayout,
+    entry: &str,
+    joints_u16: bool,
+    depth_only: bool,
+) -> wgpu::RenderPipeline {
+    let attributes = vertex_attributes(joints_u16);
+    let stride = if joints_u16 {
+        VERTEX_STRIDE_U16
+    } else {
+        VERTEX_STRIDE_U8
+    };
+    let targets = [Some(wgpu::ColorTargetState {
+        format: config.color_format,
+        blend: None,
+        write_mask: wgpu::ColorWrites::ALL,
+    })];
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(entry),
+        layout: Some(layout),
+        vertex: wgpu::VertexState {
+            module,
+            entry_point: Some(entry),
+            compilation_options: Default::default(),
+            buffers: &[Some(wgpu::VertexBufferLayout {
+                array_stride: stride,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &attributes,
+            })],
+        },
+        primitive: wgpu::PrimitiveState {
+            topology: wgpu::PrimitiveTopology::TriangleList,
+            // Two-sided: glTF meshes may be open or mirrored; the fragment shader flips back faces.
+            cull_mode: None,
+            ..Default::default()
+        },
+        depth_stencil: config.depth_format.map(|format| wgpu::DepthStencilState {
+            format,
+            depth_write_enabled: Some(config.depth_write),
+            depth_compare: Some(config.depth_compare),
+            stencil: Default::default(),
+            bias: Default::default(),
+        }),
+        multisample: wgpu::MultisampleState {
+            count: config.sample_count,
+            ..Default::default()
+        },
+        fragment: (!depth_only).then(|| wgpu::FragmentState {
+            module,
+            entry_point: Some("fs_main"),
+            compilation_options: Default::default(),
+            targets: &targets,
+        }),
+        multiview_mask: None,
+        cache: None,
     })
 }

@@ -126,7 +126,7 @@ pub const PALETTE_FETCH_QT_F16: ShaderSource = ShaderSource {
 pub const CROWD_SKIN: ShaderSource = ShaderSource {
     file: "crowd_skin.wgsl",
     source: include_str!("../../../shaders/crowd_skin.wgsl"),
-    requires: &[F16, QUAT, INSTANCE_RECORD, VERTEX_FORMATS],
+    requires: &[F16, QUAT, INSTANCE_RECORD, RESIDENT_INSTANCE, VERTEX_FORMATS],
 };
 
 /// The palette fetch files, one per palette format: f32 3×4, `Mat3x4F16`, `QtF16`.

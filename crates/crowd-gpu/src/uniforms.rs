@@ -103,6 +103,18 @@ pub struct DrawUniform {
     pub pad: [u32; 3],
 }
 
+/// `GpuFrame` of `crowd_skin.wgsl`, 16 bytes: the GPU-driven draws' clock.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct GpuFrameUniform {
+    /// The animation clock of the frame, in seconds.
+    pub now: f32,
+    /// The pose pool's time.
+    pub pool_time: f32,
+    /// Padding.
+    pub pad: [u32; 2],
+}
+
 /// The distance between two draws' uniforms: 256 bytes, the largest `min_uniform_buffer_offset_alignment` wgpu
 /// allows, so that every device takes the dynamic offsets.
 pub const DRAW_UNIFORM_STRIDE: u64 = 256;

@@ -1,0 +1,305 @@
+//! [`CrowdFrame::step`] on the GPU-driven path ([`FrameSettings::gpu_driven`]): the CPU's frame follows what
+//! changed, not how many instances exist. It progresses crossfades, maintains clusters, picks the few unique
+//! instances from the clusters near the camera (O(clusters)), updates the pose pool and flattens its clip slots,
+//! animates the unique instances, and hands over the resident instances whose state changed. It culls nothing and
+//! packs no record for the rest: a GPU pass culls them per view and draws them from the resident buffer.
+//!
+//! [`FrameSettings::gpu_driven`]: super::FrameSettings::gpu_driven
+
+use std::ops::Range;
+use std::time::Instant;
+
+use crowd_cull::Tier;
+use skin_pack::{ByteRange, FlattenCache, FlattenJob, PaletteFormat, PoolFlattenJob};
+
+use super::CrowdFrame;
+use crate::packet::{DRAWS_PER_LOD, FrameCamera, PacketDraw, RecordKind};
+use crate::record::InstanceRecord;
+use crate::resident::{ResidentAnim, ResidentFade, ResidentInstance};
+use crate::unique::{UniqueInput, animate_unique};
+use crate::{Error, INSTANCE_RECORD_SIZE, Result};
+
+impl<F: PaletteFormat> CrowdFrame<'_, F> {
+    /// The GPU-driven step; see the module docs and [`CrowdFrame::step`].
+    pub(super) fn step_gpu_driven(&mut self, dt: f32, camera: &FrameCamera) -> Result<u64> {
+        if !(dt.is_finite() && dt >= 0.0 && (self.time + dt).is_finite()) {
+            return Err(Error::invalid(
+                "step dt",
+                format!("is {dt}; it must be finite and non-negative"),
+            ));
+        }
+        if !camera.is_finite() {
+            return Err(Error::invalid("step camera", "has a non-finite matrix or eye"));
+        }
+        let cull_camera = camera.cull_camera();
+        cull_camera.validate()?;
+        let started = Instant::now();
+        self.time += dt;
+        let now = self.time;
+        let fading = self.progress_fades()?;
+        self.store.maintain(self.settings.maintain);
+        let t_changes = Instant::now();
+
+        // The unique instances: the largest on screen above the unique tier's threshold, from nearby clusters.
+        let max = self.settings.max_unique;
+        let n = self.store.pick_nearest(
+            self.group,
+            &cull_camera,
+            self.settings.tier_thresholds[0],
+            &mut self.unique_slots[..max],
+            &mut self.pick_scratch[..max],
+        )?;
+        self.unique_slots[..n].sort_unstable();
+        self.unique_count = n;
+        self.store.take_changed_slots(self.group, &mut self.changed)?;
+        // A slot that joins or leaves the unique set changes its CPU-drawn bit.
+        let before = self.changed.len();
+        {
+            let (now_u, was_u) = (&self.unique_slots[..n], &self.prev_unique[..]);
+            for &s in now_u.iter().filter(|s| was_u.binary_search(s).is_err()) {
+                self.changed.push(s..s + 1);
+            }
+            for &s in was_u.iter().filter(|s| now_u.binary_search(s).is_err()) {
+                self.changed.push(s..s + 1);
+            }
+        }
+        if self.changed.len() > before {
+            merge_ranges(&mut self.changed);
+        }
+        self.prev_unique.clear();
+        self.prev_unique.extend_from_slice(&self.unique_slots[..n]);
+        let t_cull = Instant::now();
+
+        self.pool.update(now)?;
+        let t_pool = Instant::now();
+        {
+            let slots = self.store.group_slots(self.group)?;
+            animate_unique(
+                &UniqueInput {
+                    character: self.character,
+                    pool: &self.pool,
+                    rest: &self.rest,
+                    anim: slots.anim,
+                    slots: &self.unique_slots[..n],
+                    now,
+                },
+                &mut self.unique_local,
+                &mut self.unique_model,
+            )?;
+        }
+        let t_unique = Instant::now();
+
+        let mut packet = self.exchange.begin_write()?;
+        let t_wait = Instant::now();
+        let s = self.character.binding().skin_joint_count();
+        PoolFlattenJob {
+            binding: self.character.binding(),
+            pool: &self.pool,
+            output: &mut packet.pool_palettes,
+            streaming: self.settings.streaming,
+        }
+        .run()?;
+        packet.unique_palettes.resize(n * s, bytemuck::Zeroable::zeroed());
+        FlattenJob {
+            binding: self.character.binding(),
+            poses: &self.unique_model[..n * self.character.skeleton().joint_count()],
+            pose_of: &[],
+            transforms: &[],
+            cache: &mut FlattenCache::default(),
+            output: &mut packet.unique_palettes,
+            streaming: self.settings.streaming,
+        }
+        .run()?;
+        let t_flatten = Instant::now();
+
+        // The unique records (LOD 0: they are the nearest), then the resident changes.
+        let slots = self.store.group_slots(self.group)?;
+        packet.records.clear();
+        for (k, &slot) in self.unique_slots[..n].iter().enumerate() {
+            let i = slot as usize;
+            packet.records.push(InstanceRecord::pack(
+                slots.position[i],
+                slots.rotation[i],
+                slots.scale[i],
+                0.0,
+                (k * s) as u32,
+                slots.custom[i],
+            ));
+        }
+        packet.draws.clear();
+        for (lod, &indices) in self.character.lods().iter().enumerate() {
+            for (d, kind) in [
+                RecordKind::Unique,
+                RecordKind::Pooled,
+                RecordKind::Pooled,
+                RecordKind::Pooled,
+                RecordKind::Pooled,
+            ]
+            .into_iter()
+            .enumerate()
+            .take(DRAWS_PER_LOD)
+            {
+                let tier = Tier::from_index(d.saturating_sub(1) as u8);
+                let count = if lod == 0 && d == 0 { n as u32 } else { 0 };
+                packet.draws.push(PacketDraw {
+                    lod: lod as u8,
+                    tier,
+                    kind,
+                    first_instance: 0,
+                    instance_count: count,
+                    indices,
+                });
+            }
+        }
+        let group_slots = self.store.group_slot_count(self.group)? as u32;
+        let res = &mut packet.resident;
+        res.slot_count = group_slots;
+        res.ranges.clear();
+        res.ranges.extend_from_slice(&self.changed);
+        res.instances.clear();
+        for r in &self.changed {
+            for slot in r.clone() {
+                let unique = self.unique_slots[..n].binary_search(&slot).is_ok();
+                res.instances
+                    .push(resident_of(&self.store, self.group, slot, unique, now)?);
+            }
+        }
+        // Crossfades carry their timing, which only the fade list knows: patch the changed slots of fading instances.
+        for f in &self.fades {
+            let Ok(inst) = self.store.get(f.handle) else { continue };
+            if let Some(k) = position_in(&self.changed, inst.slot) {
+                let r = &mut res.instances[k];
+                r.fade_start = f.fade_start;
+                r.fade_length = f.duration;
+            }
+        }
+        res.clips.clear();
+        for (slots, clip) in self.pool.clip_table().iter().zip(self.character.clips()) {
+            res.clips.push(crate::resident::ResidentClip {
+                first_slot: slots.first_slot,
+                slot_count: slots.slot_count,
+                duration: clip.duration(),
+                looping: u32::from(clip.is_looping()),
+            });
+        }
+        res.pool_time = self.pool.time();
+
+        let entry = size_of::<F>() * s;
+        let dirty = &mut packet.dirty;
+        dirty.pool_palettes.clear();
+        for r in self.pool.live_slots() {
+            let range = ByteRange {
+                start: r.first_slot as usize * entry,
+                end: (r.first_slot + r.slot_count) as usize * entry,
+            };
+            match dirty.pool_palettes.last_mut() {
+                Some(last) if last.end == range.start => last.end = range.end,
+                _ => dirty.pool_palettes.push(range),
+            }
+        }
+        dirty.unique_palettes.clear();
+        dirty.records.clear();
+        if n > 0 {
+            dirty.unique_palettes.push(ByteRange {
+                start: 0,
+                end: n * entry,
+            });
+            dirty.records.push(ByteRange {
+                start: 0,
+                end: n * INSTANCE_RECORD_SIZE,
+            });
+        }
+        let t_pack = Instant::now();
+        let ms = |a: Instant, b: Instant| (b - a).as_secs_f32() * 1e3;
+        packet.frame_time = now;
+        packet.camera = *camera;
+        let changed = packet.resident.instances.len();
+        let dirty_bytes = dirty_of(&packet.dirty.pool_palettes)
+            + dirty_of(&packet.dirty.unique_palettes)
+            + dirty_of(&packet.dirty.records)
+            + (changed * size_of::<ResidentInstance>()) as u64;
+        let stats = &mut packet.stats;
+        stats.time = now;
+        stats.instances = self.store.len() as u32;
+        stats.visible = n as u32;
+        stats.per_tier = [n as u32, 0, 0, 0];
+        stats.unique = n as u32;
+        stats.unique_overflow = 0;
+        stats.fading = fading as u32;
+        stats.live_slots = self.pool.live_slots().map(|r| r.slot_count).sum();
+        stats.crossfade_buckets = 0;
+        stats.resident_changed = changed as u32;
+        stats.dirty_bytes = dirty_bytes;
+        stats.stages.changes_ms = ms(started, t_changes);
+        stats.stages.cull_ms = ms(t_changes, t_cull);
+        stats.stages.pool_ms = ms(t_cull, t_pool);
+        stats.stages.unique_ms = ms(t_pool, t_unique);
+        stats.stages.wait_ms = ms(t_unique, t_wait);
+        stats.stages.flatten_ms = ms(t_wait, t_flatten);
+        stats.stages.pack_ms = ms(t_flatten, t_pack);
+        Ok(packet.publish())
+    }
+}
+
+fn dirty_of(ranges: &[ByteRange]) -> u64 {
+    ranges.iter().map(|r| r.len() as u64).sum()
+}
+
+/// Sorts `ranges` and merges overlapping or adjacent ones, in place.
+fn merge_ranges(ranges: &mut Vec<Range<u32>>) {
+    ranges.sort_unstable_by_key(|r| r.start);
+    let mut w = 0;
+    for i in 0..ranges.len() {
+        let r = ranges[i].clone();
+        if w > 0 && ranges[w - 1].end >= r.start {
+            ranges[w - 1].end = ranges[w - 1].end.max(r.end);
+        } else {
+            ranges[w] = r;
+            w += 1;
+        }
+    }
+    ranges.truncate(w);
+}
+
+/// The index of `slot` in the states of `ranges` (ascending, disjoint) laid end to end, if it lies in one.
+fn position_in(ranges: &[Range<u32>], slot: u32) -> Option<usize> {
+    let i = ranges.partition_point(|r| r.end <= slot);
+    let r = ranges.get(i).filter(|r| r.start <= slot)?;
+    let before: u32 = ranges[..i].iter().map(|r| r.end - r.start).sum();
+    Some((before + slot - r.start) as usize)
+}
+
+/// The resident state of `slot` of group `g`: [`ResidentInstance::EMPTY`] when it holds no instance. A crossfade
+/// gets the clock as its start and a unit length until the fade list patches its timing.
+fn resident_of(
+    store: &crowd_cull::InstanceStore,
+    g: crowd_cull::GroupId,
+    slot: u32,
+    unique: bool,
+    now: f32,
+) -> Result<ResidentInstance> {
+    if store.handle_at(g, slot).is_none() {
+        return Ok(ResidentInstance::EMPTY);
+    }
+    let slots = store.group_slots(g)?;
+    let i = slot as usize;
+    let a = slots.anim[i];
+    let anim = ResidentAnim {
+        clip: a.clip,
+        start_time: a.start_time,
+        speed: a.speed,
+        fade: a.fade_target.map(|target| ResidentFade {
+            target,
+            start: now,
+            length: 1.0,
+        }),
+    };
+    Ok(ResidentInstance::new(
+        slots.position[i],
+        slots.rotation[i],
+        slots.scale[i],
+        &anim,
+        slots.custom[i],
+    )?
+    .with_cpu_drawn(unique))
+}

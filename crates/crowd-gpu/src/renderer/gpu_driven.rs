@@ -1,0 +1,443 @@
+//! The GPU-driven path of [`CrowdRenderer`]: the resident instances on the device, one [`GpuCuller`] for the
+//! crowd's draw group, and per view ([`CrowdView`]) a cull pass and one indirect draw per (mesh, LOD, tier).
+//!
+//! `prepare` applies each packet's resident changes and uploads the pose pool's clips and clock; `prepare_view`
+//! culls for one view (any camera, given at render time); `render_view` records the view's CPU-drawn unique
+//! instances (the packet's records) and its indirect draws. The draw count is meshes × LODs × tiers, whatever the
+//! crowd.
+
+use std::num::NonZeroU64;
+
+use crowd_cull::GroupDesc;
+use crowd_cull::limits::TIER_COUNT;
+use crowd_frame::{FrameCamera, Packet, ResidentClip};
+use skin_pack::PaletteFormat;
+
+use super::{CrowdRenderer, frame_group, skin_pipeline, storage_entry, uniform_entry};
+use crate::gpu_cull::{CullView, DrawSlot, GpuCuller, ResidentBuffer};
+use crate::uniforms::{DRAW_UNIFORM_STRIDE, DrawUniform, FrameUniform, GpuFrameUniform};
+use crate::{Error, Result};
+
+/// Which path a renderer draws with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RenderPath {
+    /// The CPU culls and packs a record per visible instance (every adapter wgpu runs skinning on).
+    CpuCulled,
+    /// The instances live on the GPU, a compute pass culls them per view, and indirect draws draw them.
+    GpuDriven,
+}
+
+impl RenderPath {
+    /// The path `device` allows: GPU-driven when its limits give the cull pass and the GPU-driven vertex stage
+    /// their [`GPU_DRIVEN_STORAGE_BUFFERS`] storage buffers per stage (compute and indirect draws are core in
+    /// wgpu's native backends), CPU-culled otherwise.
+    pub fn for_device(device: &wgpu::Device) -> Self {
+        let limits = device.limits();
+        if limits.max_storage_buffers_per_shader_stage >= GPU_DRIVEN_STORAGE_BUFFERS
+            && limits.max_compute_workgroups_per_dimension >= 1
+            && limits.max_compute_invocations_per_workgroup >= 256
+        {
+            Self::GpuDriven
+        } else {
+            Self::CpuCulled
+        }
+    }
+
+    /// A name for logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::CpuCulled => "CPU-culled",
+            Self::GpuDriven => "GPU-driven",
+        }
+    }
+}
+
+/// Storage buffers per stage the GPU-driven path needs: seven in the vertex stage (records, two palettes, the
+/// visible list, the counters, the resident instances, the clips) and seven in the cull pass.
+pub const GPU_DRIVEN_STORAGE_BUFFERS: u32 = 7;
+
+/// The GPU-driven state of a renderer.
+#[derive(Debug)]
+pub(crate) struct GpuDriven {
+    culler: GpuCuller,
+    resident: ResidentBuffer,
+    clips: wgpu::Buffer,
+    clip_count: usize,
+    gpu_frame: wgpu::Buffer,
+    layout: wgpu::BindGroupLayout,
+    pipelines: [wgpu::RenderPipeline; 2],
+    /// One draw uniform per (mesh, LOD, tier) at the uniform stride, in its bind group.
+    draw_group: wgpu::BindGroup,
+    draw_slots: Vec<DrawSlot>,
+    /// Per draw: its mesh.
+    draw_mesh: Vec<u32>,
+    /// Bumped whenever a buffer that a view's bind groups hold is recreated.
+    generation: u64,
+}
+
+/// One view of a GPU-driven renderer: its camera's frame uniform, its cull state (hysteresis, visible lists,
+/// indirect arguments) and bind groups. Make one per camera that draws the crowd (main, shadow, second viewport)
+/// with [`CrowdRenderer::create_view`].
+#[derive(Debug)]
+pub struct CrowdView {
+    cull: Option<CullView>,
+    frame_uniform: wgpu::Buffer,
+    frame_group: Option<wgpu::BindGroup>,
+    resident_group: Option<wgpu::BindGroup>,
+    /// The renderer's generations and the view's buffer sizes the bind groups were made for.
+    bound: (u64, u64, u64, u64),
+}
+
+impl CrowdView {
+    /// The view's cull state and output on the GPU-driven path (for readback in tests and tools).
+    pub fn cull(&self) -> Option<&CullView> {
+        self.cull.as_ref()
+    }
+}
+
+impl CrowdRenderer {
+    /// Switches the renderer to the GPU-driven path for the crowd's draw group `desc` (its clip bounds, LOD,
+    /// tier and rate thresholds and hysteresis: `CrowdFrame::store().group_desc(..)`). Call it after adding the
+    /// meshes; packets must then come from a `CrowdFrame` with `FrameSettings::gpu_driven`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Gpu`] when the device's path is [`RenderPath::CpuCulled`], no mesh was added, a mesh has fewer
+    /// LODs than the group, or the culler refuses the group; [`Error::Limit`] for draw uniforms past
+    /// `max_buffer_size`.
+    pub fn enable_gpu_driven(&mut self, device: &wgpu::Device, desc: &GroupDesc) -> Result<()> {
+        if RenderPath::for_device(device) != RenderPath::GpuDriven {
+            return Err(Error::gpu(
+                "the device's limits allow only the CPU-culled path (RenderPath::for_device)",
+            ));
+        }
+        if self.meshes.is_empty() {
+            return Err(Error::gpu("enable_gpu_driven needs the meshes added first"));
+        }
+        let lods = desc.lod_count();
+        for mesh in &self.meshes {
+            if mesh.lods.len() < lods {
+                return Err(Error::MissingLod {
+                    mesh: mesh.name.clone(),
+                    lod: (lods - 1) as u8,
+                    levels: mesh.lods.len(),
+                    instances: 0,
+                });
+            }
+        }
+        let culler = GpuCuller::new(device, desc, &self.config.limits)?;
+        let mut draw_slots = Vec::new();
+        let mut draw_mesh = Vec::new();
+        let mut bytes = Vec::new();
+        for (m, mesh) in self.meshes.iter().enumerate() {
+            for lod in 0..lods {
+                let level = mesh.lods[lod];
+                for tier in 0..TIER_COUNT as u32 {
+                    draw_slots.push(DrawSlot {
+                        bucket: lod as u32 * TIER_COUNT as u32 + tier,
+                        index_count: level.index_count,
+                        first_index: level.first_index,
+                        base_vertex: 0,
+                    });
+                    draw_mesh.push(m as u32);
+                    let uniform = DrawUniform {
+                        record_base: 0,
+                        pooled: 1,
+                        lod: lod as u32,
+                        tier,
+                        base_color: mesh.base_color,
+                        uv_f16: u32::from(mesh.uv_f16),
+                        pad: [0; 3],
+                    };
+                    let at = bytes.len();
+                    bytes.resize(at + DRAW_UNIFORM_STRIDE as usize, 0);
+                    bytes[at..at + size_of::<DrawUniform>()].copy_from_slice(bytemuck::bytes_of(&uniform));
+                }
+            }
+        }
+        if bytes.len() as u64 > self.max_buffer {
+            return Err(Error::Limit {
+                buffer: "GPU-driven draw uniforms",
+                bytes: bytes.len() as u64,
+                limit: "max_buffer_size",
+                max: self.max_buffer,
+            });
+        }
+        let draw_uniforms = wgpu::util::DeviceExt::create_buffer_init(
+            device,
+            &wgpu::util::BufferInitDescriptor {
+                label: Some("crowd GPU-driven draw uniforms"),
+                contents: &bytes,
+                usage: wgpu::BufferUsages::UNIFORM,
+            },
+        );
+        let draw_group = super::draw_group_of(device, &self.draw_layout, &draw_uniforms);
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("crowd GPU-driven"),
+            entries: &[
+                uniform_entry(0, false, size_of::<GpuFrameUniform>() as u64),
+                storage_entry(1, false, 4),
+                storage_entry(2, false, 4),
+                storage_entry(3, false, size_of::<crowd_frame::ResidentInstance>() as u64),
+                storage_entry(4, false, size_of::<ResidentClip>() as u64),
+            ],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("crowd GPU-driven"),
+            bind_group_layouts: &[
+                Some(&self.frame_layout),
+                Some(&self.draw_layout),
+                Some(&self.material_layout),
+                Some(&layout),
+            ],
+            immediate_size: 0,
+        });
+        let pipelines = [
+            skin_pipeline(
+                device,
+                &self.module,
+                &self.config,
+                &pipeline_layout,
+                "vs_resident_joints_u8",
+                false,
+                false,
+            ),
+            skin_pipeline(
+                device,
+                &self.module,
+                &self.config,
+                &pipeline_layout,
+                "vs_resident_joints_u16",
+                true,
+                false,
+            ),
+        ];
+        let gpu_frame = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("crowd GPU frame"),
+            size: size_of::<GpuFrameUniform>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        self.gpu_driven = Some(GpuDriven {
+            culler,
+            resident: ResidentBuffer::new(device, &self.config.limits),
+            clips: clip_buffer(device, 1),
+            clip_count: 0,
+            gpu_frame,
+            layout,
+            pipelines,
+            draw_group,
+            draw_slots,
+            draw_mesh,
+            generation: 0,
+        });
+        Ok(())
+    }
+
+    /// The path the renderer draws with.
+    pub fn path(&self) -> RenderPath {
+        if self.gpu_driven.is_some() {
+            RenderPath::GpuDriven
+        } else {
+            RenderPath::CpuCulled
+        }
+    }
+
+    /// The resident instances on the device (GPU-driven path only).
+    pub fn resident(&self) -> Option<&ResidentBuffer> {
+        self.gpu_driven.as_ref().map(|g| &g.resident)
+    }
+
+    /// Applies the packet's resident changes, clips and clock (GPU-driven path; called by `prepare`). The changes
+    /// are checked against the packet's slot count before anything is written.
+    pub(super) fn prepare_resident<F: PaletteFormat>(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        packet: &Packet<F>,
+    ) -> Result<u64> {
+        let Some(g) = self.gpu_driven.as_mut() else {
+            return Ok(0);
+        };
+        let res = packet.resident();
+        let total: u64 = res
+            .ranges
+            .iter()
+            .map(|r| u64::from(r.end.saturating_sub(r.start)))
+            .sum();
+        if total != res.instances.len() as u64 || res.ranges.iter().any(|r| r.start > r.end || r.end > res.slot_count) {
+            return Err(Error::gpu(format!(
+                "the packet's resident changes are inconsistent: {} states for ranges of {total} slots within {}",
+                res.instances.len(),
+                res.slot_count
+            )));
+        }
+        if u64::from(res.slot_count) > g.resident.max_slots() {
+            return Err(Error::Limit {
+                buffer: "resident instances",
+                bytes: u64::from(res.slot_count) * size_of::<crowd_frame::ResidentInstance>() as u64,
+                limit: "max_buffer_size or max_storage_buffer_binding_size",
+                max: g.resident.max_slots() * size_of::<crowd_frame::ResidentInstance>() as u64,
+            });
+        }
+        let before = g.resident.buffer().size();
+        let mut at = 0usize;
+        let mut uploaded = 0u64;
+        for r in &res.ranges {
+            let n = (r.end - r.start) as usize;
+            g.resident.write(device, queue, r.start, &res.instances[at..at + n])?;
+            at += n;
+            uploaded += (n * size_of::<crowd_frame::ResidentInstance>()) as u64;
+        }
+        if g.resident.buffer().size() != before {
+            g.generation += 1;
+        }
+        if res.clips.len() != g.clip_count {
+            g.clips = clip_buffer(device, res.clips.len());
+            g.clip_count = res.clips.len();
+            g.generation += 1;
+        }
+        if !res.clips.is_empty() {
+            queue.write_buffer(&g.clips, 0, bytemuck::cast_slice(&res.clips));
+        }
+        let clock = GpuFrameUniform {
+            now: packet.time(),
+            pool_time: res.pool_time,
+            pad: [0; 2],
+        };
+        queue.write_buffer(&g.gpu_frame, 0, bytemuck::bytes_of(&clock));
+        Ok(uploaded + size_of_val(res.clips.as_slice()) as u64 + size_of::<GpuFrameUniform>() as u64)
+    }
+
+    /// A new view of the crowd (GPU-driven path: its own cull state; either path: its own camera).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Limit`] when the view's indirect arguments pass `max_buffer_size`.
+    pub fn create_view(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<CrowdView> {
+        let frame_uniform = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("crowd view frame uniform"),
+            size: size_of::<FrameUniform>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let cull = match &self.gpu_driven {
+            Some(g) => {
+                let mut v = g.culler.view(device);
+                v.set_draws(device, queue, &g.draw_slots, self.max_buffer)?;
+                Some(v)
+            }
+            None => None,
+        };
+        Ok(CrowdView {
+            cull,
+            frame_uniform,
+            frame_group: None,
+            resident_group: None,
+            bound: (u64::MAX, 0, 0, 0),
+        })
+    }
+
+    /// Prepares `view` for drawing this frame with `camera`: its frame uniform and, on the GPU-driven path, the cull
+    /// pass over the resident instances, encoded into `encoder` (submit it before the render pass that draws the
+    /// view). Call it after `prepare`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Gpu`] for a camera that is not finite or gives an invalid frustum; the culler's [`Error::Limit`]s.
+    pub fn prepare_view(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        view: &mut CrowdView,
+        camera: &FrameCamera,
+    ) -> Result<()> {
+        if !camera.is_finite() {
+            return Err(Error::gpu("the view's camera is not finite"));
+        }
+        let frame = FrameUniform::new(camera.view_proj(), &self.lighting, self.joints, self.view);
+        queue.write_buffer(&view.frame_uniform, 0, bytemuck::bytes_of(&frame));
+        if let (Some(g), Some(cull)) = (&self.gpu_driven, view.cull.as_mut()) {
+            g.culler
+                .cull(device, queue, encoder, &g.resident, cull, &camera.cull_camera())?;
+        }
+        let key = (
+            self.gpu_driven.as_ref().map_or(0, |g| g.generation),
+            self.buffers_generation,
+            view.cull.as_ref().map_or(0, |c| c.visible_buffer().size()),
+            view.cull.as_ref().map_or(0, |c| c.generation()),
+        );
+        if view.bound != key || view.frame_group.is_none() {
+            view.frame_group = Some(frame_group(
+                device,
+                &self.frame_layout,
+                &view.frame_uniform,
+                &self.records,
+                &self.pool,
+                &self.unique,
+                self.palette_window,
+            ));
+            view.resident_group = match (&self.gpu_driven, &view.cull) {
+                (Some(g), Some(cull)) => Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("crowd GPU-driven"),
+                    layout: &g.layout,
+                    entries: &[
+                        whole_entry(0, &g.gpu_frame),
+                        whole_entry(1, cull.visible_buffer()),
+                        whole_entry(2, cull.counts_buffer()),
+                        whole_entry(3, g.resident.buffer()),
+                        whole_entry(4, &g.clips),
+                    ],
+                })),
+                _ => None,
+            };
+            view.bound = key;
+        }
+        Ok(())
+    }
+
+    /// Records `view`'s draws into `pass`: the packet's CPU-drawn records (the unique instances on the GPU-driven
+    /// path, every visible instance on the CPU-culled path) with the view's camera, then on the GPU-driven path one
+    /// indirect draw per (mesh, LOD, tier). Needs a `prepare_view` of this view since the last `prepare`.
+    pub fn render_view(&self, view: &CrowdView, pass: &mut wgpu::RenderPass<'_>) {
+        let Some(frame_group) = &view.frame_group else {
+            return;
+        };
+        self.record_with(pass, &self.pipelines, frame_group);
+        let (Some(g), Some(resident_group), Some(cull)) = (&self.gpu_driven, &view.resident_group, &view.cull) else {
+            return;
+        };
+        pass.set_bind_group(0, frame_group, &[0]);
+        pass.set_bind_group(3, resident_group, &[]);
+        for (i, &m) in g.draw_mesh.iter().enumerate() {
+            let mesh = &self.meshes[m as usize];
+            pass.set_pipeline(&g.pipelines[usize::from(mesh.joints_u16)]);
+            pass.set_bind_group(1, &g.draw_group, &[(i as u64 * DRAW_UNIFORM_STRIDE) as u32]);
+            pass.set_bind_group(2, &mesh.material, &[]);
+            pass.set_vertex_buffer(0, mesh.vertices.slice(..));
+            pass.set_index_buffer(mesh.indices.slice(..), mesh.index_format);
+            pass.draw_indexed_indirect(cull.args_buffer(), i as u64 * 20);
+        }
+    }
+}
+
+fn clip_buffer(device: &wgpu::Device, clips: usize) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("crowd pool clips"),
+        size: (clips.max(1) * size_of::<ResidentClip>()) as u64,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
+fn whole_entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer,
+            offset: 0,
+            size: NonZeroU64::new(buffer.size()),
+        }),
+    }
+}
