@@ -1,6 +1,5 @@
-//! GPU culling of the GPU-driven path: [`ResidentBuffer`], the instances' [`ResidentInstance`]s on the device in
-//! slot order, written only where they changed; [`GpuCuller`], one draw group's clip bounds and level edges with
-//! the three compute pipelines of `shaders/crowd_cull.wgsl`; and [`CullView`], one view's hysteresis state,
+//! GPU culling of the GPU-driven path: [`GpuCuller`], one draw group's clip bounds and level edges with the three
+//! compute pipelines of `shaders/crowd_cull.wgsl`, over a [`ResidentBuffer`]; and [`CullView`], one view's hysteresis state,
 //! visible lists and indirect arguments. The view is an input at encode time, so several views cull one
 //! resident buffer, each with its own state.
 //!
@@ -13,9 +12,9 @@ use std::num::NonZeroU64;
 use bytemuck::{Pod, Zeroable};
 use crowd_cull::limits::{MAX_LODS, TIER_COUNT};
 use crowd_cull::{CullCamera, GroupDesc, TierState};
-use crowd_frame::{RESIDENT_INSTANCE_SIZE, ResidentInstance};
 
 use crate::grow_buffer::GrowBuffer;
+use crate::resident_buffer::ResidentBuffer;
 use crate::shaders;
 use crate::{Error, Result};
 
@@ -88,122 +87,6 @@ pub struct DrawSlot {
 struct ClipBoundsGpu {
     min: [f32; 4],
     max: [f32; 4],
-}
-
-/// The resident instances on the device: one [`ResidentInstance`] per slot of the store, in slot order.
-///
-/// It grows by doubling within `max_buffer_size` and `max_storage_buffer_binding_size` (it is bound whole), and a
-/// growth keeps every slot already written (a GPU copy).
-#[derive(Debug)]
-pub struct ResidentBuffer {
-    buffer: GrowBuffer,
-    slots: u32,
-    max_bytes: u64,
-    generation: u64,
-}
-
-impl ResidentBuffer {
-    /// An empty buffer that keeps to `limits` (each taken as the smaller of it and the device's).
-    pub fn new(device: &wgpu::Device, limits: &wgpu::Limits) -> Self {
-        let device_limits = device.limits();
-        let max_bytes = limits.max_buffer_size.min(device_limits.max_buffer_size).min(
-            limits
-                .max_storage_buffer_binding_size
-                .min(device_limits.max_storage_buffer_binding_size),
-        );
-        Self {
-            buffer: GrowBuffer::new(
-                device,
-                "crowd resident instances",
-                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-                u64::MAX / 2,
-            ),
-            slots: 0,
-            max_bytes,
-            generation: 0,
-        }
-    }
-
-    /// Slots written so far: one past the highest slot any write reached.
-    pub fn slot_count(&self) -> u32 {
-        self.slots
-    }
-
-    /// The most slots the buffer can hold under its limits.
-    pub fn max_slots(&self) -> u64 {
-        self.max_bytes / RESIDENT_INSTANCE_SIZE as u64
-    }
-
-    /// The device buffer (for readback in tests and tools).
-    pub fn buffer(&self) -> &wgpu::Buffer {
-        &self.buffer.buffer
-    }
-
-    /// Writes `instances` at slots `first..first + instances.len()`, growing the buffer (and keeping its contents)
-    /// when they reach past it. Slots between the old end and `first` hold [`ResidentInstance::EMPTY`].
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Limit`] when the slots would reach past `max_buffer_size` or the storage binding limit (the
-    /// buffer is bound whole); nothing is written then, and every slot written before is kept.
-    pub fn write(
-        &mut self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        first: u32,
-        instances: &[ResidentInstance],
-    ) -> Result<()> {
-        let end = u64::from(first) + instances.len() as u64;
-        let bytes = end.saturating_mul(RESIDENT_INSTANCE_SIZE as u64);
-        if bytes > self.max_bytes || end > u64::from(u32::MAX) {
-            return Err(Error::Limit {
-                buffer: "resident instances",
-                bytes,
-                limit: "max_buffer_size or max_storage_buffer_binding_size",
-                max: self.max_bytes,
-            });
-        }
-        let end = end as u32;
-        if bytes > self.buffer.size() {
-            let size = self.buffer.size_for(bytes, self.max_bytes);
-            let old = std::mem::replace(
-                &mut self.buffer.buffer,
-                device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("crowd resident instances"),
-                    size,
-                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                }),
-            );
-            let kept = u64::from(self.slots) * RESIDENT_INSTANCE_SIZE as u64;
-            if kept > 0 {
-                let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("crowd resident growth"),
-                });
-                encoder.copy_buffer_to_buffer(&old, 0, &self.buffer.buffer, 0, kept);
-                queue.submit([encoder.finish()]);
-            }
-            self.generation += 1;
-        }
-        if first > self.slots {
-            // A gap: slots no write reached hold no instance.
-            let gap = vec![ResidentInstance::EMPTY; (first - self.slots) as usize];
-            queue.write_buffer(
-                &self.buffer.buffer,
-                u64::from(self.slots) * RESIDENT_INSTANCE_SIZE as u64,
-                bytemuck::cast_slice(&gap),
-            );
-        }
-        if !instances.is_empty() {
-            queue.write_buffer(
-                &self.buffer.buffer,
-                u64::from(first) * RESIDENT_INSTANCE_SIZE as u64,
-                bytemuck::cast_slice(instances),
-            );
-        }
-        self.slots = self.slots.max(end);
-        Ok(())
-    }
 }
 
 /// One draw group's GPU culling: its clip bounds, level edges and the compute pipelines.
@@ -428,7 +311,7 @@ impl GpuCuller {
             view.visible.reserve(device, bytes, max);
             view.generation += 1;
         }
-        let key = (instances.generation, view.generation);
+        let key = (instances.generation(), view.generation);
         if view.group.as_ref().is_none_or(|g| (g.1, g.2) != key) {
             let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("crowd cull"),

@@ -21,14 +21,13 @@ mod mesh_pack;
 pub mod posed;
 pub mod quantize;
 mod renderer;
+mod resident_buffer;
 pub mod shaders;
 mod texture;
 mod uniforms;
 
 pub use error::{Error, Result};
-pub use gpu_cull::{
-    CULL_BUCKETS, CULL_WORKGROUP, CullView, CullViewUniform, DrawSlot, GpuCuller, HIDDEN_STATE, ResidentBuffer,
-};
+pub use gpu_cull::{CULL_BUCKETS, CULL_WORKGROUP, CullView, CullViewUniform, DrawSlot, GpuCuller, HIDDEN_STATE};
 pub use gpu_mesh::{Material, VERTEX_STRIDE_U8, VERTEX_STRIDE_U16};
 pub use lod::{DEFAULT_LOD_TARGETS, LodLevel, build_lods, lod_thresholds};
 pub use mesh_pack::{PackedJoints, PackedMesh, UvFormat};
@@ -36,6 +35,7 @@ pub use renderer::{
     CrowdRenderer, CrowdView, GPU_DRIVEN_STORAGE_BUFFERS, MeshHandle, PaletteKind, PrepareStats, RenderPath,
     RendererConfig,
 };
+pub use resident_buffer::ResidentBuffer;
 pub use texture::{MAX_TEXTURE_SIDE, TextureData};
 pub use uniforms::{
     DRAW_UNIFORM_STRIDE, DebugView, DrawUniform, FrameUniform, GpuFrameUniform, Lighting, instance_id_color,

@@ -84,6 +84,13 @@ pub const RESIDENT_INSTANCE: ShaderSource = ShaderSource {
     requires: &[QUAT],
 };
 
+/// The GPU-driven path's upload: compute entry point `scatter_resident` ([`crate::ResidentBuffer`]).
+pub const RESIDENT_SCATTER: ShaderSource = ShaderSource {
+    file: "resident_scatter.wgsl",
+    source: include_str!("../../../shaders/resident_scatter.wgsl"),
+    requires: &[QUAT, RESIDENT_INSTANCE],
+};
+
 /// The GPU-driven path's culling: compute entry points `classify`, `place` and `scatter` ([`crate::GpuCuller`]).
 pub const CROWD_CULL: ShaderSource = ShaderSource {
     file: "crowd_cull.wgsl",
@@ -145,6 +152,7 @@ pub const ALL: &[ShaderSource] = &[
     QUAT,
     INSTANCE_RECORD,
     RESIDENT_INSTANCE,
+    RESIDENT_SCATTER,
     CROWD_CULL,
     VERTEX_FORMATS,
     PALETTE_FETCH_F32,

@@ -157,7 +157,10 @@ fn read_cull(gpu: &Gpu, view: &CullView, slots: usize, draws: usize) -> GpuCull 
         if b < draws {
             // Draw b draws bucket b: its index range and count, from instance 0 (the vertex shader adds the
             // bucket's first list index, so no draw needs INDIRECT_FIRST_INSTANCE).
-            assert_eq!(&args[b * 5..b * 5 + 5], &[3 * (b as u32 + 1), n as u32, 6 * b as u32, 0, 0]);
+            assert_eq!(
+                &args[b * 5..b * 5 + 5],
+                &[3 * (b as u32 + 1), n as u32, 6 * b as u32, 0, 0]
+            );
         }
     }
     GpuCull {

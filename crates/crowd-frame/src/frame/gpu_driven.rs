@@ -241,6 +241,34 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
     }
 }
 
+impl<F: PaletteFormat> CrowdFrame<'_, F> {
+    /// The resident state of `slot` as the last GPU-driven step handed it over, computed afresh from the store, the
+    /// crossfades and the unique picks: what a renderer's resident buffer holds at that slot once it applied every
+    /// packet. O(crossfades); for tests and tools.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] for a slot past the store's slots.
+    pub fn resident_state(&self, slot: u32) -> Result<ResidentInstance> {
+        let slots = self.store.group_slot_count(self.group)?;
+        if slot as usize >= slots {
+            return Err(Error::invalid(
+                "resident_state slot",
+                format!("{slot} lies past the store's {slots} slots"),
+            ));
+        }
+        let unique = self.prev_unique.binary_search(&slot).is_ok();
+        let mut r = resident_of(&self.store, self.group, slot, unique, self.time)?;
+        if let Some(h) = self.store.handle_at(self.group, slot)
+            && let Some(f) = self.fades.iter().find(|f| f.handle == h)
+        {
+            r.fade_start = f.fade_start;
+            r.fade_length = f.duration;
+        }
+        Ok(r)
+    }
+}
+
 fn dirty_of(ranges: &[ByteRange]) -> u64 {
     ranges.iter().map(|r| r.len() as u64).sum()
 }

@@ -14,7 +14,8 @@ use crowd_frame::{FrameCamera, Packet, ResidentClip};
 use skin_pack::PaletteFormat;
 
 use super::{CrowdRenderer, frame_group, skin_pipeline, storage_entry, uniform_entry};
-use crate::gpu_cull::{CullView, DrawSlot, GpuCuller, ResidentBuffer};
+use crate::gpu_cull::{CullView, DrawSlot, GpuCuller};
+use crate::resident_buffer::ResidentBuffer;
 use crate::uniforms::{DRAW_UNIFORM_STRIDE, DrawUniform, FrameUniform, GpuFrameUniform};
 use crate::{Error, Result};
 
@@ -249,7 +250,7 @@ impl CrowdRenderer {
     }
 
     /// Applies the packet's resident changes, clips and clock (GPU-driven path; called by `prepare`). The changes
-    /// are checked against the packet's slot count before anything is written.
+    /// are checked against the packet's slot count before anything is written ([`ResidentBuffer::apply`]).
     pub(super) fn prepare_resident<F: PaletteFormat>(
         &mut self,
         device: &wgpu::Device,
@@ -260,36 +261,11 @@ impl CrowdRenderer {
             return Ok(0);
         };
         let res = packet.resident();
-        let total: u64 = res
-            .ranges
-            .iter()
-            .map(|r| u64::from(r.end.saturating_sub(r.start)))
-            .sum();
-        if total != res.instances.len() as u64 || res.ranges.iter().any(|r| r.start > r.end || r.end > res.slot_count) {
-            return Err(Error::gpu(format!(
-                "the packet's resident changes are inconsistent: {} states for ranges of {total} slots within {}",
-                res.instances.len(),
-                res.slot_count
-            )));
-        }
-        if u64::from(res.slot_count) > g.resident.max_slots() {
-            return Err(Error::Limit {
-                buffer: "resident instances",
-                bytes: u64::from(res.slot_count) * size_of::<crowd_frame::ResidentInstance>() as u64,
-                limit: "max_buffer_size or max_storage_buffer_binding_size",
-                max: g.resident.max_slots() * size_of::<crowd_frame::ResidentInstance>() as u64,
-            });
-        }
-        let before = g.resident.buffer().size();
-        let mut at = 0usize;
-        let mut uploaded = 0u64;
-        for r in &res.ranges {
-            let n = (r.end - r.start) as usize;
-            g.resident.write(device, queue, r.start, &res.instances[at..at + n])?;
-            at += n;
-            uploaded += (n * size_of::<crowd_frame::ResidentInstance>()) as u64;
-        }
-        if g.resident.buffer().size() != before {
+        let before = g.resident.generation();
+        let uploaded = g
+            .resident
+            .apply(device, queue, res.slot_count, &res.ranges, &res.instances)?;
+        if g.resident.generation() != before {
             g.generation += 1;
         }
         if res.clips.len() != g.clip_count {

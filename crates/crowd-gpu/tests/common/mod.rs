@@ -5,6 +5,7 @@
 
 use crowd_gpu::shaders::ShaderSource;
 
+pub mod driven;
 pub mod images;
 pub mod scenes;
 

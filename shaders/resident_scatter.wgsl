@@ -1,0 +1,29 @@
+// The GPU-driven path's upload: one frame's changed resident instances, packed one after another, are written to
+// their slots of the resident buffer (crowd_gpu::ResidentBuffer). One thread per change; the CPU leaves at most one
+// change per slot, so no two threads write the same slot. Needs `quat.wgsl` and `resident_instance.wgsl`.
+
+struct ScatterParams {
+    // The number of changes.
+    count: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+// The number of changes.
+@group(0) @binding(0) var<uniform> params: ScatterParams;
+// The changed states, packed.
+@group(0) @binding(1) var<storage, read> updates: array<ResidentInstance>;
+// The slot of each change.
+@group(0) @binding(2) var<storage, read> update_slots: array<u32>;
+// The resident instances, one per slot.
+@group(0) @binding(3) var<storage, read_write> resident_out: array<ResidentInstance>;
+
+@compute @workgroup_size(256)
+fn scatter_resident(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x + id.y * 65535u * 256u;
+    if i >= params.count {
+        return;
+    }
+    resident_out[update_slots[i]] = updates[i];
+}
