@@ -164,7 +164,8 @@ impl ResidentBuffer {
         let Ok(end32) = u32::try_from(end) else {
             return Err(self.limit(end));
         };
-        self.apply(device, queue, self.slots.max(end32), &[first..end32], instances)
+        let range = first..end32;
+        self.apply(device, queue, self.slots.max(end32), std::slice::from_ref(&range), instances)
     }
 
     /// Applies one frame's changes: the buffer holds `slot_count` slots (new ones empty), then slot `s` of each
