@@ -68,6 +68,7 @@ const GROUPS: &[&str] = &[
     "frame",
     "crowd_gpu",
     "crowd_gpu_device",
+    "gpu_driven",
 ];
 
 fn main() {
@@ -127,6 +128,12 @@ fn main() {
         && let Err(e) = crowd_benches::groups::crowd_gpu::run(args.quick, &mut figures)
     {
         eprintln!("error: crowd_gpu group: {e}");
+        std::process::exit(1);
+    }
+    if wants("gpu_driven")
+        && let Err(e) = crowd_benches::groups::gpu_driven::run(args.quick, &mut figures)
+    {
+        eprintln!("error: gpu_driven group: {e}");
         std::process::exit(1);
     }
     if (args.gpu || named("crowd_gpu_device"))

@@ -22,17 +22,17 @@ use glam::Vec3;
 
 use crate::harness::{Effort, Figure, median_paired};
 
-type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
+pub(crate) type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// The default character's meshes, packed with their LODs, and the character with those LODs.
-struct Scene {
+pub(crate) struct Scene {
     model: anim_pose::Model,
-    packed: Vec<PackedMesh>,
-    lod_thresholds: Vec<f32>,
+    pub(crate) packed: Vec<PackedMesh>,
+    pub(crate) lod_thresholds: Vec<f32>,
 }
 
 impl Scene {
-    fn new() -> BenchResult<Self> {
+    pub(crate) fn new() -> BenchResult<Self> {
         let model = anim_pose::import_file(crate::default_character())?;
         let binding = &model.bindings[0];
         let joints = model.skeletons[binding.skeleton].skin_joint_count();
@@ -55,7 +55,7 @@ impl Scene {
         })
     }
 
-    fn character(&self) -> BenchResult<Character> {
+    pub(crate) fn character(&self) -> BenchResult<Character> {
         let lods = self.packed[0].lods.iter().map(|l| l.range()).collect();
         Ok(Character::from_model(&self.model, 0, &CharacterOptions::default())?.with_lods(lods)?)
     }

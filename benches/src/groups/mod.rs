@@ -4,6 +4,7 @@
 pub mod crowd_cull;
 pub mod crowd_gpu;
 pub mod frame;
+pub mod gpu_driven;
 pub mod skin_pack_exchange;
 pub mod skin_pack_f16;
 pub mod skin_pack_flatten;

@@ -284,6 +284,25 @@ impl GpuCuller {
         view: &mut CullView,
         camera: &CullCamera,
     ) -> Result<()> {
+        self.cull_with(device, queue, encoder, instances, view, camera, None)
+    }
+
+    /// [`GpuCuller::cull`], with `timestamp_writes` on its compute pass (a device with `TIMESTAMP_QUERY`).
+    ///
+    /// # Errors
+    ///
+    /// As [`GpuCuller::cull`].
+    #[expect(clippy::too_many_arguments, reason = "cull's arguments and the pass's timestamps")]
+    pub fn cull_with(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        instances: &ResidentBuffer,
+        view: &mut CullView,
+        camera: &CullCamera,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) -> Result<()> {
         camera
             .validate()
             .map_err(|e| Error::gpu(format!("the cull camera: {e}")))?;
@@ -348,7 +367,7 @@ impl GpuCuller {
         };
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("crowd cull"),
-            timestamp_writes: None,
+            timestamp_writes,
         });
         pass.set_bind_group(0, group, &[]);
         if x > 0 {

@@ -165,7 +165,13 @@ impl ResidentBuffer {
             return Err(self.limit(end));
         };
         let range = first..end32;
-        self.apply(device, queue, self.slots.max(end32), std::slice::from_ref(&range), instances)
+        self.apply(
+            device,
+            queue,
+            self.slots.max(end32),
+            std::slice::from_ref(&range),
+            instances,
+        )
     }
 
     /// Applies one frame's changes: the buffer holds `slot_count` slots (new ones empty), then slot `s` of each

@@ -329,14 +329,39 @@ impl CrowdRenderer {
         view: &mut CrowdView,
         camera: &FrameCamera,
     ) -> Result<()> {
+        self.prepare_view_with(device, queue, encoder, view, camera, None)
+    }
+
+    /// [`CrowdRenderer::prepare_view`], with `timestamp_writes` on the cull pass (GPU-driven path, a device with
+    /// `TIMESTAMP_QUERY`): the GPU time of the view's culling.
+    ///
+    /// # Errors
+    ///
+    /// As [`CrowdRenderer::prepare_view`].
+    pub fn prepare_view_with(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        view: &mut CrowdView,
+        camera: &FrameCamera,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) -> Result<()> {
         if !camera.is_finite() {
             return Err(Error::gpu("the view's camera is not finite"));
         }
         let frame = FrameUniform::new(camera.view_proj(), &self.lighting, self.joints, self.view);
         queue.write_buffer(&view.frame_uniform, 0, bytemuck::bytes_of(&frame));
         if let (Some(g), Some(cull)) = (&self.gpu_driven, view.cull.as_mut()) {
-            g.culler
-                .cull(device, queue, encoder, &g.resident, cull, &camera.cull_camera())?;
+            g.culler.cull_with(
+                device,
+                queue,
+                encoder,
+                &g.resident,
+                cull,
+                &camera.cull_camera(),
+                timestamp_writes,
+            )?;
         }
         let key = (
             self.gpu_driven.as_ref().map_or(0, |g| g.generation),
