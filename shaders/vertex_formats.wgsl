@@ -1,4 +1,4 @@
-// Decoders of the packed mesh vertex attributes (`crowd_gpu::quantize`, whose decode functions mirror these line
+// Decoders of the packed mesh vertex attributes (`crowd_mesh::quantize`, whose decode functions mirror these line
 // for line; the sizes and error bounds are stated there). Other shaders prepend this file. Requires shaders/f16.wgsl.
 
 // An octahedral normal: two snorm16 (x low). Unfolds the lower hemisphere and normalizes.

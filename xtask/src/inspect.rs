@@ -195,20 +195,20 @@ fn packed_summary(model: &Model, m: &anim_pose::SkinnedMesh) -> String {
     let Some(skin) = skeleton.map(|k| model.skeletons[k].skin_joint_count()) else {
         return "packed: not bound to a skin".to_owned();
     };
-    let packed = match crowd_gpu::PackedMesh::new(m, skin) {
+    let packed = match crowd_mesh::PackedMesh::new(m, skin) {
         Ok(p) => p,
         Err(e) => return format!("packed: error: {e}"),
     };
     let joints = match packed.joints {
-        crowd_gpu::PackedJoints::U8(_) => "u8",
-        crowd_gpu::PackedJoints::U16(_) => "u16",
+        crowd_mesh::PackedJoints::U8(_) => "u8",
+        crowd_mesh::PackedJoints::U16(_) => "u16",
     };
     let uv = match packed.uv_format {
-        crowd_gpu::UvFormat::Unorm16 => "unorm16",
-        crowd_gpu::UvFormat::F16 => "f16",
+        crowd_mesh::UvFormat::Unorm16 => "unorm16",
+        crowd_mesh::UvFormat::F16 => "f16",
     };
     let radius = (m.bounds.size() * 0.5).length();
-    let thresholds = crowd_gpu::lod_thresholds(&packed.lods, radius, 1080.0, 1.0, 0.1);
+    let thresholds = crowd_mesh::lod_thresholds(&packed.lods, radius, 1080.0, 1.0, 0.1);
     let levels: Vec<String> = packed
         .lods
         .iter()

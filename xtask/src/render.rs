@@ -13,9 +13,10 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
+use crowd_gpu::CrowdRenderer;
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::posed::{PosedSkin, front_camera, pose_exact, posed_bounds, unique_packet};
-use crowd_gpu::{CrowdRenderer, PaletteKind};
+use crowd_mesh::PaletteKind;
+use crowd_mesh::posed::{PosedSkin, front_camera, pose_exact, posed_bounds, unique_packet};
 use glam::Vec3;
 use skin_pack::{Mat3x4F16, PaletteEntry, PaletteFormat, QtF16};
 
@@ -113,7 +114,7 @@ fn skin_renderer<F: PaletteFormat + 'static>(
     for (mesh, material) in skin.packed.iter().zip(&skin.materials) {
         renderer.add_mesh(&gpu.device, &gpu.queue, mesh, material)?;
     }
-    let record = crowd_gpu::posed::unique_record(Vec3::ZERO, 0)?;
+    let record = crowd_mesh::posed::unique_record(Vec3::ZERO, 0)?;
     let packet = unique_packet::<F>(skin.palette.len(), &skin.palette, &[record], camera)
         .with_context(|| format!("skin '{}'", skin.name))?;
     renderer.prepare(&gpu.device, &gpu.queue, &packet)?;
@@ -167,7 +168,7 @@ mod tests {
         let (mut hits, mut total) = (0, 0);
         for skin in &skins {
             for &m in &skin.meshes {
-                for p in crowd_gpu::posed::skin_on_cpu(&model, m, &skin.palette)
+                for p in crowd_mesh::posed::skin_on_cpu(&model, m, &skin.palette)
                     .expect("skins")
                     .0
                 {

@@ -11,10 +11,8 @@ use anyhow::{Context, Result, bail};
 use crowd_cull::Handle;
 use crowd_frame::{Character, CharacterOptions, ClipId, CrowdFrame, FrameCamera, FrameSettings, Packet, Spawn};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::{
-    CrowdRenderer, DebugView, Material, PackedMesh, PaletteKind, PrepareStats, RendererConfig, TextureData,
-    lod_thresholds,
-};
+use crowd_gpu::{CrowdRenderer, DebugView, PrepareStats, RendererConfig};
+use crowd_mesh::{Material, PackedMesh, PaletteKind, TextureData, lod_thresholds};
 use glam::{Affine3A, Quat, Vec2, Vec3};
 
 /// Regiments, and ranks and files in each.
@@ -50,7 +48,7 @@ pub fn run(model: &Model, out: &Path) -> Result<()> {
     let packed: Vec<PackedMesh> = model.meshes[binding.meshes.clone()]
         .iter()
         .map(|m| PackedMesh::new(m, skeleton.skin_joint_count()))
-        .collect::<crowd_gpu::Result<_>>()?;
+        .collect::<crowd_mesh::Result<_>>()?;
     let materials: Vec<Material> = model.meshes[binding.meshes.clone()]
         .iter()
         .map(|m| -> Result<Material> {
@@ -255,9 +253,9 @@ struct Ground {
 
 impl Ground {
     fn prepare_for(&mut self, gpu: &Gpu, camera: &FrameCamera) -> Result<()> {
-        let record = crowd_gpu::posed::unique_record(Vec3::ZERO, 0)?;
+        let record = crowd_mesh::posed::unique_record(Vec3::ZERO, 0)?;
         let packet =
-            crowd_gpu::posed::unique_packet::<skin_pack::PaletteEntry>(1, &[Affine3A::IDENTITY], &[record], *camera)?;
+            crowd_mesh::posed::unique_packet::<skin_pack::PaletteEntry>(1, &[Affine3A::IDENTITY], &[record], *camera)?;
         self.renderer.prepare(&gpu.device, &gpu.queue, &packet)?;
         Ok(())
     }

@@ -16,8 +16,9 @@
 
 use crowd_cull::Handle;
 use crowd_frame::{Character, CharacterOptions, CrowdFrame, FrameCamera, FrameSettings};
+use crowd_gpu::CrowdRenderer;
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::{CrowdRenderer, Material, PackedMesh, PaletteKind, lod_thresholds};
+use crowd_mesh::{Material, PackedMesh, PaletteKind, lod_thresholds};
 use glam::Vec3;
 
 use crate::harness::{Effort, Figure, median_paired};
@@ -39,7 +40,7 @@ impl Scene {
         let packed = model.meshes[binding.meshes.clone()]
             .iter()
             .map(|m| PackedMesh::new(m, joints))
-            .collect::<crowd_gpu::Result<Vec<_>>>()?;
+            .collect::<crowd_mesh::Result<Vec<_>>>()?;
         let radius = model.bounds().size().length() * 0.5;
         let lod_thresholds = lod_thresholds(
             &packed[0].lods,

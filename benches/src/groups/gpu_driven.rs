@@ -25,7 +25,8 @@ use std::time::Instant;
 use crowd_cull::Handle;
 use crowd_frame::{ClipId, CrowdFrame, FrameCamera, FrameSettings};
 use crowd_gpu::headless::Gpu;
-use crowd_gpu::{CULL_BUCKETS, CrowdRenderer, CrowdView, Material, PaletteKind, RenderPath};
+use crowd_gpu::{CULL_BUCKETS, CrowdRenderer, CrowdView, RenderPath};
+use crowd_mesh::{Material, PaletteKind};
 use glam::Vec3;
 
 use crate::groups::crowd_gpu::{BenchResult, Scene};

@@ -4,28 +4,10 @@
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A mesh cannot be packed: `mesh` names it, `what` says where and why.
-    #[error("{mesh}: {what}")]
-    Mesh {
-        /// The mesh's name (`mesh 'Name' primitive P`).
-        mesh: String,
-        /// What is wrong, naming the vertex, index or attribute.
-        what: String,
-    },
-    /// A texture cannot be used: `name` names it, `what` says why.
-    #[error("texture '{name}' {what}")]
-    Texture {
-        /// The texture's name.
-        name: String,
-        /// What is wrong.
-        what: String,
-    },
-    /// A scene cannot be built from a model or its pose: `what` names the skin, clip, entry or time at fault.
-    #[error("scene: {what}")]
-    Scene {
-        /// What is wrong.
-        what: String,
-    },
+    /// A mesh, texture or scene cannot be used: crowd-mesh's error, from packing or posing (in crowd-mesh) or from
+    /// the upload checks against the device's limits (a buffer or texture past them, a broken mip chain).
+    #[error(transparent)]
+    Mesh(#[from] crowd_mesh::Error),
     /// A buffer the renderer needs would pass a device limit; nothing was uploaded. `buffer` names it, `bytes` is
     /// what the frame needs, `limit` names the limit and `max` is its value.
     #[error("{buffer}: the frame needs {bytes} bytes, past {limit} ({max} bytes)")]
@@ -78,30 +60,9 @@ pub enum Error {
 }
 
 impl Error {
-    /// [`Error::Texture`] for `name`.
-    pub(crate) fn texture(name: &str, what: impl Into<String>) -> Self {
-        Self::Texture {
-            name: name.to_owned(),
-            what: what.into(),
-        }
-    }
-
     /// [`Error::Gpu`].
     pub(crate) fn gpu(what: impl Into<String>) -> Self {
         Self::Gpu { what: what.into() }
-    }
-
-    /// [`Error::Scene`].
-    pub(crate) fn scene(what: impl Into<String>) -> Self {
-        Self::Scene { what: what.into() }
-    }
-
-    /// [`Error::Mesh`] for `mesh`.
-    pub(crate) fn mesh(mesh: &str, what: impl Into<String>) -> Self {
-        Self::Mesh {
-            mesh: mesh.to_owned(),
-            what: what.into(),
-        }
     }
 }
 

@@ -1,31 +1,11 @@
 //! A [`PackedMesh`] on the device: one interleaved vertex buffer, one index buffer holding every LOD level, and
 //! its material (base colour factor and mipmapped sRGB texture).
 
+use anim_pose::Indices;
+use crowd_mesh::{LodLevel, Material, PackedJoints, PackedMesh, TextureData, UvFormat};
 use wgpu::util::DeviceExt;
 
-use crate::lod::LodLevel;
-use crate::mesh_pack::{PackedJoints, PackedMesh, UvFormat};
-use crate::texture::TextureData;
-use crate::{Error, Result};
-use anim_pose::Indices;
-
-/// A mesh's material: what the fragment shader multiplies with the vertex colour and the record's tint.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Material {
-    /// The base colour factor, linear RGBA.
-    pub base_color_factor: [f32; 4],
-    /// The base colour texture; white when `None`.
-    pub base_color_texture: Option<TextureData>,
-}
-
-impl Default for Material {
-    fn default() -> Self {
-        Self {
-            base_color_factor: [1.0; 4],
-            base_color_texture: None,
-        }
-    }
-}
+use crate::Result;
 
 /// Bytes per vertex on the GPU with u8 joints: position 12, normal 4, UV 4, weights 4, colour 4, joints 4.
 pub const VERTEX_STRIDE_U8: u64 = 32;
@@ -112,9 +92,9 @@ impl GpuMesh {
     ///
     /// # Errors
     ///
-    /// [`Error::Mesh`] when the vertex or index buffer is past the device's `max_buffer_size`, or the base colour
-    /// factor is not finite; [`Error::Texture`] when the texture is past `max_texture_dimension_2d` or its mip chain
-    /// is not whole.
+    /// [`Error::Mesh`](crate::Error::Mesh) holding `crowd_mesh::Error::Mesh` when the vertex or index buffer is
+    /// past the device's `max_buffer_size`, or the base colour factor is not finite, and `crowd_mesh::Error::Texture`
+    /// when the texture is past `max_texture_dimension_2d` or its mip chain is not whole.
     pub fn new(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
@@ -131,17 +111,18 @@ impl GpuMesh {
         };
         for (what, len) in [("vertex", vertex_bytes.len()), ("index", index_bytes.len())] {
             if len as u64 > limits.max_buffer_size {
-                return Err(Error::mesh(
+                return Err(crowd_mesh::Error::mesh(
                     &mesh.name,
                     format!(
                         "its {what} buffer of {len} bytes is past the device's max_buffer_size of {}",
                         limits.max_buffer_size
                     ),
-                ));
+                )
+                .into());
             }
         }
         if !material.base_color_factor.iter().all(|c| c.is_finite()) {
-            return Err(Error::mesh(&mesh.name, "its base colour factor is not finite"));
+            return Err(crowd_mesh::Error::mesh(&mesh.name, "its base colour factor is not finite").into());
         }
         let vertices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some(&mesh.name),
@@ -195,21 +176,23 @@ impl GpuMesh {
 fn upload_texture(device: &wgpu::Device, queue: &wgpu::Queue, data: &TextureData) -> Result<wgpu::Texture> {
     let max = device.limits().max_texture_dimension_2d;
     if data.width > max || data.height > max || data.width == 0 || data.height == 0 {
-        return Err(Error::texture(
+        return Err(crowd_mesh::Error::texture(
             &data.name,
             format!("is {} x {}; each side must be 1 to {max}", data.width, data.height),
-        ));
+        )
+        .into());
     }
     let levels = data.mips.len() as u32;
     let full = 32 - data.width.max(data.height).leading_zeros();
     if levels == 0 || levels > full {
-        return Err(Error::texture(
+        return Err(crowd_mesh::Error::texture(
             &data.name,
             format!(
                 "has {levels} mip levels; a {} x {} texture has 1 to {full}",
                 data.width, data.height
             ),
-        ));
+        )
+        .into());
     }
     let texture = device.create_texture(&wgpu::TextureDescriptor {
         label: Some(&data.name),
@@ -228,10 +211,11 @@ fn upload_texture(device: &wgpu::Device, queue: &wgpu::Queue, data: &TextureData
     for (level, texels) in data.mips.iter().enumerate() {
         let (w, h) = ((data.width >> level).max(1), (data.height >> level).max(1));
         if texels.len() != (4 * w * h) as usize {
-            return Err(Error::texture(
+            return Err(crowd_mesh::Error::texture(
                 &data.name,
                 format!("mip level {level} holds {} bytes, not {}", texels.len(), 4 * w * h),
-            ));
+            )
+            .into());
         }
         queue.write_texture(
             wgpu::TexelCopyTextureInfo {

@@ -329,7 +329,7 @@ fn map_for_reading(gpu: &Gpu, buffer: &wgpu::Buffer, what: &str) -> Result<()> {
 impl Gpu {
     /// A [`RendererConfig`](crate::RendererConfig) for [`OffscreenTarget`]'s formats with `palette_format`
     /// palettes and this device's own limits.
-    pub fn offscreen_config(&self, palette_format: crate::PaletteKind) -> crate::RendererConfig {
+    pub fn offscreen_config(&self, palette_format: crowd_mesh::PaletteKind) -> crate::RendererConfig {
         crate::RendererConfig::new(
             OFFSCREEN_COLOR_FORMAT,
             Some(OFFSCREEN_DEPTH_FORMAT),

@@ -1,16 +1,15 @@
 //! [`CrowdRenderer`]: instanced skinned draws of crowd-frame's packet, as a middleware renderer: the engine owns
 //! the device, the queue and the render pass; `prepare` uploads what changed and `render` records the draws.
 
-use std::any::TypeId;
 use std::num::NonZeroU64;
 
 use crowd_cull::Tier;
 use crowd_frame::{INSTANCE_RECORD_SIZE, Packet, RecordKind};
+use crowd_mesh::{Material, PackedMesh, PaletteKind};
 use skin_pack::{Mat3x4F16, PaletteEntry, PaletteFormat, QtF16};
 
-use crate::gpu_mesh::{GpuMesh, Material, VERTEX_STRIDE_U8, VERTEX_STRIDE_U16, vertex_attributes};
+use crate::gpu_mesh::{GpuMesh, VERTEX_STRIDE_U8, VERTEX_STRIDE_U16, vertex_attributes};
 use crate::grow_buffer::GrowBuffer;
-use crate::mesh_pack::PackedMesh;
 use crate::shaders::{self, ShaderSource};
 use crate::uniforms::{DRAW_UNIFORM_STRIDE, DebugView, DrawUniform, FrameUniform, Lighting};
 use crate::{Error, Result};
@@ -18,50 +17,6 @@ use crate::{Error, Result};
 mod gpu_driven;
 
 pub use gpu_driven::{CrowdView, GPU_DRIVEN_STORAGE_BUFFERS, RenderPath};
-
-/// The palette format the renderer reads: one of skin-pack's three.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum PaletteKind {
-    /// [`PaletteEntry`], f32 3×4, 48 bytes.
-    #[default]
-    F32,
-    /// [`Mat3x4F16`], 24 bytes.
-    Mat3x4F16,
-    /// [`QtF16`], 16 bytes (similarity transforms only).
-    QtF16,
-}
-
-impl PaletteKind {
-    /// The kind of palette type `F`.
-    pub fn of<F: PaletteFormat + 'static>() -> Self {
-        let t = TypeId::of::<F>();
-        if t == TypeId::of::<Mat3x4F16>() {
-            Self::Mat3x4F16
-        } else if t == TypeId::of::<QtF16>() {
-            Self::QtF16
-        } else {
-            debug_assert_eq!(t, TypeId::of::<PaletteEntry>(), "skin-pack has three palette formats");
-            Self::F32
-        }
-    }
-
-    fn fetch(self) -> &'static ShaderSource {
-        match self {
-            Self::F32 => &shaders::PALETTE_FETCH_F32,
-            Self::Mat3x4F16 => &shaders::PALETTE_FETCH_MAT3X4_F16,
-            Self::QtF16 => &shaders::PALETTE_FETCH_QT_F16,
-        }
-    }
-
-    /// The name skin-pack gives the format.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::F32 => PaletteEntry::NAME,
-            Self::Mat3x4F16 => Mat3x4F16::NAME,
-            Self::QtF16 => QtF16::NAME,
-        }
-    }
-}
 
 /// How a [`CrowdRenderer`] is built: the pass it draws into, the palette format, and the limits it keeps to.
 #[derive(Clone, Debug)]
@@ -286,7 +241,7 @@ impl CrowdRenderer {
             bind_group_layouts: &[Some(&frame_layout), Some(&draw_layout), Some(&material_layout)],
             immediate_size: 0,
         });
-        let source = shaders::crowd_skin_source(config.palette_format.fetch());
+        let source = shaders::crowd_skin_source(palette_fetch(config.palette_format));
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(shaders::CROWD_SKIN.file),
             source: wgpu::ShaderSource::Wgsl(source.into()),
@@ -370,8 +325,9 @@ impl CrowdRenderer {
     ///
     /// # Errors
     ///
-    /// As the upload: [`Error::Mesh`] for a buffer past `max_buffer_size` or a non-finite factor,
-    /// [`Error::Texture`] for a texture past the device's side limit or with a broken mip chain.
+    /// As the upload, [`Error::Mesh`] holding `crowd_mesh::Error::Mesh` for a buffer past `max_buffer_size` or a
+    /// non-finite factor, or `crowd_mesh::Error::Texture` for a texture past the device's side limit or with a
+    /// broken mip chain.
     pub fn add_mesh(
         &mut self,
         device: &wgpu::Device,
@@ -631,6 +587,15 @@ impl CrowdRenderer {
                 d.first_instance..d.first_instance + d.instance_count,
             );
         }
+    }
+}
+
+/// The palette fetch file that reads `kind`'s entries.
+fn palette_fetch(kind: PaletteKind) -> &'static ShaderSource {
+    match kind {
+        PaletteKind::F32 => &shaders::PALETTE_FETCH_F32,
+        PaletteKind::Mat3x4F16 => &shaders::PALETTE_FETCH_MAT3X4_F16,
+        PaletteKind::QtF16 => &shaders::PALETTE_FETCH_QT_F16,
     }
 }
 

@@ -98,8 +98,8 @@ pub const CROWD_CULL: ShaderSource = ShaderSource {
     requires: &[QUAT, RESIDENT_INSTANCE],
 };
 
-/// Declares the decoders of the packed mesh vertex attributes (`crate::quantize`): octahedral normals, unorm16 and
-/// f16 UVs, u8 and u16 joints, unorm8 weights. Other shaders prepend it.
+/// Declares the decoders of the packed mesh vertex attributes (`crowd_mesh::quantize`): octahedral normals, unorm16
+/// and f16 UVs, u8 and u16 joints, unorm8 weights. Other shaders prepend it.
 pub const VERTEX_FORMATS: ShaderSource = ShaderSource {
     file: "vertex_formats.wgsl",
     source: include_str!("../../../shaders/vertex_formats.wgsl"),

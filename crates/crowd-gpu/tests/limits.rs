@@ -7,7 +7,8 @@ mod common;
 use common::images;
 use common::scenes::{plane_camera, pooled_packet, pooled_record, two_joint_box};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::{CrowdRenderer, Error, Material, PackedMesh, PaletteKind};
+use crowd_gpu::{CrowdRenderer, Error};
+use crowd_mesh::{Material, PackedMesh, PaletteKind};
 use glam::Vec3;
 use skin_pack::PaletteEntry;
 

@@ -9,7 +9,7 @@ mod common;
 use std::alloc::System;
 
 use common::scenes::{grid, plane_camera, pooled_packet, pooled_record, two_joint_box};
-use crowd_gpu::{Material, PackedMesh, PaletteKind};
+use crowd_mesh::{Material, PackedMesh, PaletteKind};
 use skin_pack::PaletteEntry;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 

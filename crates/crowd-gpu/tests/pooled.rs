@@ -8,9 +8,9 @@ mod common;
 
 use common::images;
 use common::scenes::pooled_packet;
-use crowd_gpu::PaletteKind;
 use crowd_gpu::headless::OffscreenTarget;
-use crowd_gpu::posed::{front_camera, pose_exact, unique_packet};
+use crowd_mesh::PaletteKind;
+use crowd_mesh::posed::{front_camera, pose_exact, unique_packet};
 use glam::Vec3;
 use skin_pack::{PaletteEntry, PaletteFormat};
 

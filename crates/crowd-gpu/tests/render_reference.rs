@@ -15,9 +15,10 @@
 mod common;
 
 use common::images::{self, Difference};
+use crowd_gpu::CrowdRenderer;
 use crowd_gpu::headless::OffscreenTarget;
-use crowd_gpu::posed::{PosedSkin, front_camera, pose_exact, unique_packet};
-use crowd_gpu::{CrowdRenderer, PackedJoints, PackedMesh, PaletteKind};
+use crowd_mesh::posed::{PosedSkin, front_camera, pose_exact, unique_packet};
+use crowd_mesh::{PackedJoints, PackedMesh, PaletteKind};
 use glam::{Affine3A, Vec3, Vec3A};
 use skin_pack::{Mat3x4F16, PaletteEntry, PaletteFormat, QtF16};
 

@@ -7,7 +7,8 @@ mod common;
 use common::images;
 use common::scenes::{grid, plane_camera, pooled_packet, pooled_record, two_joint_box};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::{CrowdRenderer, DebugView, Material, PackedMesh, PaletteKind, instance_id_color};
+use crowd_gpu::{CrowdRenderer, DebugView, instance_id_color};
+use crowd_mesh::{Material, PackedMesh, PaletteKind};
 use glam::{Affine3A, Vec3};
 use skin_pack::PaletteEntry;
 
@@ -239,7 +240,7 @@ fn bad_input_gets_errors_not_device_errors() {
     nan.position[0] = f32::NAN;
     let err = parts(&[nan]).expect_err("NaN in a record");
     assert!(err.to_string().contains("not finite"), "{err}");
-    let err = crowd_gpu::posed::unique_packet::<PaletteEntry>(
+    let err = crowd_mesh::posed::unique_packet::<PaletteEntry>(
         2,
         &[Affine3A::IDENTITY; 2],
         &[images::unique_record(Vec3::ZERO, 1)],
@@ -249,9 +250,9 @@ fn bad_input_gets_errors_not_device_errors() {
     assert!(err.to_string().contains("1..3"), "{err}");
 
     // A texture that does not decode, and one whose mip chain is broken.
-    let err = crowd_gpu::TextureData::decode("broken.png", b"\x89PNG\r\n\x1a\nnot a png").expect_err("bad bytes");
+    let err = crowd_mesh::TextureData::decode("broken.png", b"\x89PNG\r\n\x1a\nnot a png").expect_err("bad bytes");
     assert!(err.to_string().contains("broken.png"), "{err}");
-    let mut texture = crowd_gpu::TextureData::from_rgba8("cut", 4, 4, vec![255; 64]);
+    let mut texture = crowd_mesh::TextureData::from_rgba8("cut", 4, 4, vec![255; 64]);
     texture.mips[1].truncate(3);
     let material = Material {
         base_color_texture: Some(texture),

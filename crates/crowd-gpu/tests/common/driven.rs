@@ -3,7 +3,8 @@
 use crowd_cull::Handle;
 use crowd_frame::{Character, CharacterOptions, ClipId, CrowdFrame, FrameCamera, FrameSettings, Spawn};
 use crowd_gpu::headless::Gpu;
-use crowd_gpu::{CrowdRenderer, Material, PackedMesh, PaletteKind, RenderPath, lod_thresholds};
+use crowd_gpu::{CrowdRenderer, RenderPath};
+use crowd_mesh::{Material, PackedMesh, PaletteKind, lod_thresholds};
 use glam::{Quat, Vec3};
 
 use super::images;

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use crowd_frame::{InstanceRecord, Packet};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::{CrowdRenderer, Material, PackedMesh, PaletteKind, RendererConfig};
+use crowd_gpu::{CrowdRenderer, RendererConfig};
+use crowd_mesh::{Material, PackedMesh, PaletteKind};
 use glam::Vec3;
 use skin_pack::PaletteFormat;
 
@@ -56,7 +57,7 @@ pub fn render(gpu: &Gpu, target: &OffscreenTarget, renderers: &[&CrowdRenderer])
 
 /// A unique record at `position` with the identity rotation and scale, reading the palette at entry `palette`.
 pub fn unique_record(position: Vec3, palette: u32) -> InstanceRecord {
-    crowd_gpu::posed::unique_record(position, palette).expect("a record")
+    crowd_mesh::posed::unique_record(position, palette).expect("a record")
 }
 
 /// How far two RGBA8 images are apart.

@@ -3,7 +3,7 @@
 
 mod common;
 
-use crowd_gpu::{Error, TextureData};
+use crowd_mesh::{Error, TextureData};
 
 /// A PNG of `w × h` texels from `texel(x, y)`.
 fn png(w: u32, h: u32, texel: impl Fn(u32, u32) -> [u8; 4]) -> Vec<u8> {

@@ -8,9 +8,9 @@ use crowd_frame::{FrameCamera, InstanceRecord, LodRange, Packet, PacketDraw, Pac
 use glam::{Affine3A, Mat4, Vec3, Vec3A};
 use skin_pack::{Mat3x4F16, PaletteFormat, QtF16, SkinInput, SkinOutput};
 
-use crate::gpu_mesh::Material;
+use crate::material::Material;
 use crate::mesh_pack::PackedMesh;
-use crate::renderer::PaletteKind;
+use crate::palette_kind::PaletteKind;
 use crate::texture::TextureData;
 use crate::{Error, Result};
 

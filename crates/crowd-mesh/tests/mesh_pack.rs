@@ -5,11 +5,11 @@
 mod common;
 
 use anim_pose::{Indices, SkinnedMesh};
-use crowd_gpu::quantize::{
+use crowd_mesh::quantize::{
     OCT_NORMAL_ERROR_BOUND, UV_UNORM16_ERROR_BOUND, WEIGHT_ERROR_BOUND, decode_oct_normal, decode_uv_f16,
     decode_uv_unorm16, decode_weights, uv_f16_error_bound,
 };
-use crowd_gpu::{Error, PackedJoints, PackedMesh, UvFormat};
+use crowd_mesh::{Error, PackedJoints, PackedMesh, UvFormat};
 use glam::{Vec2, Vec3};
 
 /// Checks `packed` against `mesh`: positions exact, normals, UVs and weights within their bounds, joints exact

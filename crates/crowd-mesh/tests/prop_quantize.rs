@@ -1,7 +1,7 @@
-//! Every vertex quantizer of `crowd_gpu::quantize` decodes within its stated bound, on random inputs that cover
+//! Every vertex quantizer of `crowd_mesh::quantize` decodes within its stated bound, on random inputs that cover
 //! both hemispheres of the octahedral map, UVs inside and outside `[0, 1]`, and weight sets with zeros.
 
-use crowd_gpu::quantize::{
+use crowd_mesh::quantize::{
     OCT_NORMAL_ERROR_BOUND, UV_UNORM16_ERROR_BOUND, WEIGHT_ERROR_BOUND, decode_oct_normal, decode_uv_f16,
     decode_uv_unorm16, decode_weights, encode_oct_normal, encode_rgba8, encode_uv_f16, encode_uv_unorm16,
     quantize_weights, uv_f16_error_bound,
