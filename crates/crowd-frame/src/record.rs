@@ -2,6 +2,9 @@
 
 use bytemuck::{Pod, Zeroable};
 use glam::{Quat, Vec3, Vec4};
+use skin_pack::quant::{
+    f16_bits_normal, pack_rgba8, pack2x16, snorm16, unorm16, unpack2x16snorm, unpack2x16unorm, unpack4x8unorm,
+};
 
 use crate::{Error, Result};
 
@@ -153,10 +156,10 @@ impl InstanceRecord {
     /// values give a wrong record, never a panic.
     #[inline]
     pub(crate) fn pack(position: Vec3, rotation: Quat, scale: f32, fraction: f32, anim: u32, tint: Vec4) -> Self {
-        let f = rounded_bits(Vec4::splat(fraction * 65535.0))[0] & 0xffff;
+        let f = unorm16(Vec4::splat(fraction))[0];
         Self {
             position: position.to_array(),
-            scale_fraction: f16_bits_normal(scale) | (f << 16),
+            scale_fraction: f16_bits_normal(scale) | (u32::from(f) << 16),
             rotation: pack_rotation(rotation),
             anim,
             tint: pack_rgba8(tint),
@@ -170,11 +173,11 @@ impl InstanceRecord {
         // bitcast<f32>(((r.scale_fraction & 0x7fffu) << 13u) + 0x38000000u)
         let scale = f32::from_bits(((r.scale_fraction & 0x7fff) << 13) + 0x3800_0000);
         // unpack2x16unorm(r.scale_fraction).y
-        let fraction = (r.scale_fraction >> 16) as f32 / 65535.0;
+        let fraction = unpack2x16unorm(r.scale_fraction)[1];
         // vec2<u32>(r.anim & 0xffffu, r.anim >> 16u)
         let slots = [r.anim & 0xffff, r.anim >> 16];
         // unpack4x8unorm(r.tint)
-        let tint = Vec4::from_array([0, 8, 16, 24].map(|s| ((r.tint >> s) & 0xff) as f32 / 255.0));
+        let tint = Vec4::from_array(unpack4x8unorm(r.tint));
         DecodedRecord {
             position: Vec3::from_array(r.position),
             rotation: Quat::from_vec4(q),
@@ -187,42 +190,15 @@ impl InstanceRecord {
     }
 }
 
-/// The f16 bits of `v`, rounded to nearest even, for `v` within [`SCALE_MIN`]`..=`[`SCALE_MAX`] (f16's normal
-/// range, where the conversion is a rebias of the exponent and a rounded shift of the significand; a carry out of
-/// the significand correctly bumps the exponent). Equals `half::f16::from_f32(v)` there (tested).
-#[inline(always)]
-fn f16_bits_normal(v: f32) -> u32 {
-    let b = v.to_bits();
-    ((b + 0x0fff + ((b >> 13) & 1)) >> 13) - (112 << 10)
-}
-
-/// The bits of `v + 1.5 * 2^23`, lane by lane: for `|v| < 2^22`, the sum's unit is 1, so its low mantissa bits
-/// hold `v` rounded to the nearest integer (ties to even), in two's complement for negative `v`.
-/// Baseline x86-64 has no rounding instruction (SSE4.1), so `f32::round` is a library call, and a float-to-integer
-/// cast checks for saturation; this is one vector add.
-#[inline(always)]
-fn rounded_bits(v: Vec4) -> [u32; 4] {
-    (v + Vec4::splat(12_582_912.0)).to_array().map(f32::to_bits)
-}
-
 /// A rotation of unit length (within 1e-3) as four snorm16 with `w ≥ 0`: `(x, y)` in word 0 and `(z, w)` in
 /// word 1, low half first. The record and [`ResidentInstance`](crate::ResidentInstance) share it; each component
-/// is off by at most `1/65534` ([`ROTATION_ERROR_BOUND`]).
+/// is off by at most `1/65534` ([`ROTATION_ERROR_BOUND`]), rounded to nearest with ties to even
+/// (`skin_pack::quant::snorm16`, four lanes at a time).
 #[inline(always)]
 pub(crate) fn pack_rotation(rotation: Quat) -> [u32; 2] {
     let q = Vec4::from(rotation);
-    let q = if q.w < 0.0 { -q } else { q };
-    // Rounded to integers in the low mantissa bits (see `rounded_bits`), four lanes at a time.
-    let q = rounded_bits(q * 32767.0).map(|b| b & 0xffff);
-    [q[0] | (q[1] << 16), q[2] | (q[3] << 16)]
-}
-
-/// A tint with components in `[0, 1]` as RGBA8 unorm, red in the low byte, each rounded to nearest (off by at
-/// most half a step). The record and [`ResidentInstance`](crate::ResidentInstance) share it.
-#[inline(always)]
-pub(crate) fn pack_rgba8(tint: Vec4) -> u32 {
-    let t = rounded_bits(tint * 255.0).map(|b| b & 0xff);
-    t[0] | (t[1] << 8) | (t[2] << 16) | (t[3] << 24)
+    let q = snorm16(if q.w < 0.0 { -q } else { q });
+    [pack2x16(q[0], q[1]), pack2x16(q[2], q[3])]
 }
 
 /// [`pack_rotation`]'s words decoded as `shaders/quat.wgsl`'s `unpack_snorm16_quat` does, line for line:
@@ -233,15 +209,9 @@ pub(crate) fn unpack_rotation(words: [u32; 2]) -> Vec4 {
     Vec4::new(x, y, z, w).normalize()
 }
 
-/// WGSL's `unpack2x16snorm`: component `i` is `max(f32(i16 of half i) / 32767, -1)`, low half first.
-fn unpack2x16snorm(w: u32) -> [f32; 2] {
-    [w as u16, (w >> 16) as u16].map(|h| (f32::from(h as i16) / 32767.0).max(-1.0))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use half::f16;
 
     #[test]
     fn layout_of_a_known_record() {
@@ -267,26 +237,6 @@ mod tests {
             (d.scale, d.fraction, d.slots, d.rotation),
             (1.0, 1.0, [7, 0x1234], Quat::IDENTITY)
         );
-    }
-
-    #[test]
-    fn the_scale_conversion_matches_half_over_the_whole_range() {
-        // Every f32 from SCALE_MIN to SCALE_MAX in steps of 37 ulps (ties and carries included: the step is odd).
-        let (lo, hi) = (SCALE_MIN.to_bits(), SCALE_MAX.to_bits());
-        let mut checked = 0;
-        for b in (lo..=hi)
-            .step_by(37)
-            .chain([lo, hi, 0x3f80_1000, 0x3f80_3000, 0x3fff_f000])
-        {
-            let v = f32::from_bits(b);
-            assert_eq!(
-                f16_bits_normal(v),
-                u32::from(f16::from_f32(v).to_bits()),
-                "{v:e} ({b:#x})"
-            );
-            checked += 1;
-        }
-        assert!(checked > 1_000_000);
     }
 
     #[test]

@@ -8,8 +8,9 @@
 
 use bytemuck::{Pod, Zeroable};
 use glam::{Quat, Vec3, Vec4};
+use skin_pack::quant::{pack_rgba8, unpack4x8unorm};
 
-use crate::record::{pack_rgba8, pack_rotation, unpack_rotation};
+use crate::record::{pack_rotation, unpack_rotation};
 use crate::{Error, Result};
 
 /// The size of a [`ResidentInstance`] in bytes: at most 48 by the GPU-driven path's contract (`PIPELINE.md`).
@@ -238,7 +239,7 @@ impl ResidentInstance {
             rotation: Quat::from_vec4(unpack_rotation(r.rotation)),
             scale: r.scale,
             // unpack4x8unorm(r.tint)
-            tint: Vec4::from_array([0, 8, 16, 24].map(|s| ((r.tint >> s) & 0xff) as f32 / 255.0)),
+            tint: Vec4::from_array(unpack4x8unorm(r.tint)),
             clip: (!empty).then_some(clip),
             cpu_drawn: r.clips & RESIDENT_CPU_DRAWN != 0,
             anim,

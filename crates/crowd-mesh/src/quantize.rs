@@ -12,6 +12,10 @@
 //! | colour | RGBA8 unorm (red low) | 4 B | `1/510` per channel |
 
 use glam::{Vec2, Vec3, Vec4};
+use skin_pack::quant::{
+    halves_from_f32_scalar, pack_rgba8, pack2x16, snorm16, unorm16, unpack2x16float, unpack2x16snorm, unpack2x16unorm,
+    unpack4x8unorm,
+};
 
 /// The largest angle, in radians, between a unit normal and its decoded octahedral snorm16 code.
 ///
@@ -34,13 +38,6 @@ pub fn uv_f16_error_bound(x: f32) -> f32 {
     (x.abs() / 2048.0).max(1.0 / 33_554_432.0)
 }
 
-/// `v` rounded to the nearest integer (ties to even) for `|v| < 2^22`.
-#[inline(always)]
-fn round(v: f32) -> i32 {
-    const MAGIC: f32 = 12_582_912.0;
-    ((v + MAGIC) - MAGIC) as i32
-}
-
 /// Encodes a unit normal (any non-zero finite vector; it is normalized) in the octahedral map as two snorm16,
 /// x in the low half. A zero or non-finite vector encodes as +Z.
 pub fn encode_oct_normal(n: Vec3) -> u32 {
@@ -52,8 +49,9 @@ pub fn encode_oct_normal(n: Vec3) -> u32 {
     } else {
         p
     };
-    let snorm = |x: f32| u32::from(round(x.clamp(-1.0, 1.0) * 32767.0) as i16 as u16);
-    snorm(p.x) | (snorm(p.y) << 16)
+    // Each component rounded to nearest, ties to even (`skin_pack::quant::snorm16`).
+    let q = snorm16(Vec4::new(p.x, p.y, 0.0, 0.0).clamp(-Vec4::ONE, Vec4::ONE));
+    pack2x16(q[0], q[1])
 }
 
 /// The sign of `x` as ±1 (+1 for zero), as WGSL's `select(-1.0, 1.0, x >= 0.0)`.
@@ -61,15 +59,9 @@ fn sign(x: f32) -> f32 {
     if x >= 0.0 { 1.0 } else { -1.0 }
 }
 
-/// WGSL's `unpack2x16snorm`.
-fn unpack2x16snorm(w: u32) -> Vec2 {
-    let c = |h: u16| (f32::from(h as i16) / 32767.0).max(-1.0);
-    Vec2::new(c(w as u16), c((w >> 16) as u16))
-}
-
 /// Decodes an octahedral normal as `decode_oct_normal` in `shaders/vertex_formats.wgsl` does.
 pub fn decode_oct_normal(w: u32) -> Vec3 {
-    let p = unpack2x16snorm(w);
+    let p = Vec2::from(unpack2x16snorm(w));
     let z = 1.0 - p.x.abs() - p.y.abs();
     let t = (-z).max(0.0);
     let x = p.x + if p.x >= 0.0 { -t } else { t };
@@ -77,28 +69,28 @@ pub fn decode_oct_normal(w: u32) -> Vec3 {
     Vec3::new(x, y, z).normalize()
 }
 
-/// Encodes a UV with both components in `[0, 1]` as two unorm16, u in the low half.
+/// Encodes a UV with both components in `[0, 1]` (clamped) as two unorm16, u in the low half, each rounded to
+/// nearest with ties to even (`skin_pack::quant::unorm16`).
 pub fn encode_uv_unorm16(uv: Vec2) -> u32 {
-    let unorm = |x: f32| round(x.clamp(0.0, 1.0) * 65535.0) as u32;
-    unorm(uv.x) | (unorm(uv.y) << 16)
+    let q = unorm16(Vec4::new(uv.x, uv.y, 0.0, 0.0).clamp(Vec4::ZERO, Vec4::ONE));
+    pack2x16(q[0], q[1])
 }
 
 /// Decodes a unorm16 UV (WGSL `unpack2x16unorm`).
 pub fn decode_uv_unorm16(w: u32) -> Vec2 {
-    Vec2::new((w & 0xffff) as f32 / 65535.0, (w >> 16) as f32 / 65535.0)
+    Vec2::from(unpack2x16unorm(w))
 }
 
 /// Encodes a UV as two f16 (round to nearest even), u in the low half; components past ±65504 become infinite,
 /// so callers check the range first.
 pub fn encode_uv_f16(uv: Vec2) -> u32 {
-    let h = |x: f32| u32::from(half::f16::from_f32(x).to_bits());
-    h(uv.x) | (h(uv.y) << 16)
+    let [u, v] = halves_from_f32_scalar(&uv.to_array());
+    pack2x16(u, v)
 }
 
 /// Decodes an f16 UV (WGSL `unpack2x16float`).
 pub fn decode_uv_f16(w: u32) -> Vec2 {
-    let f = |b: u32| half::f16::from_bits(b as u16).to_f32();
-    Vec2::new(f(w & 0xffff), f(w >> 16))
+    Vec2::from(unpack2x16float(w))
 }
 
 /// Quantizes four non-negative finite weights (not all zero) to unorm8 that sum to exactly 255, by
@@ -133,13 +125,13 @@ pub fn quantize_weights(w: [f32; 4]) -> Option<u32> {
 
 /// Decodes unorm8 weights (WGSL `unpack4x8unorm`).
 pub fn decode_weights(w: u32) -> Vec4 {
-    Vec4::from_array([0, 8, 16, 24].map(|s| ((w >> s) & 0xff) as f32 / 255.0))
+    Vec4::from_array(unpack4x8unorm(w))
 }
 
-/// Encodes an RGBA colour with components in `[0, 1]` (clamped) as RGBA8 unorm, red in the low byte.
+/// Encodes an RGBA colour with components in `[0, 1]` (clamped) as RGBA8 unorm, red in the low byte, each rounded
+/// to nearest with ties to even (`skin_pack::quant::pack_rgba8`).
 pub fn encode_rgba8(c: Vec4) -> u32 {
-    let u = |x: f32| round(x.clamp(0.0, 1.0) * 255.0) as u32;
-    u(c.x) | (u(c.y) << 8) | (u(c.z) << 16) | (u(c.w) << 24)
+    pack_rgba8(c.clamp(Vec4::ZERO, Vec4::ONE))
 }
 
 #[cfg(test)]

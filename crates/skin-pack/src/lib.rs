@@ -14,6 +14,9 @@
 //!   pre-allocated frame packets from the simulation thread to the render thread with one frame of latency.
 //! - [`skin_reference`] and [`SkinningJob`] skin vertices on the CPU (linear-blend skinning of positions, normals and
 //!   tangents); they are the truth that GPU skinning and baking are tested against.
+//! - [`quant`] holds the scalar quantization every packed GPU format shares (round to nearest, snorm16, unorm16,
+//!   unorm8, RGBA8, f16, and the WGSL `unpack*` decoders), implemented once with stated error bounds; crowd-frame's
+//!   instance record and crowd-mesh's vertex streams use it too.
 //!
 //! # Example
 //!
@@ -52,6 +55,7 @@ mod formats;
 mod kernels;
 mod palette_entry;
 mod pool_tolerance;
+pub mod quant;
 mod skinning;
 
 pub use animated_bounds::{BOUNDS_SUBSTEPS, animated_bounds};
@@ -66,11 +70,12 @@ pub use flatten::{
 };
 pub use formats::{
     F16_MAX, F16Format, F16Kind, Mat3x4F16, PaletteFormat, QT_F16_SCALE_TOLERANCE, QtF16, VertexError,
-    VertexErrorScratch, check_palette, check_uniform_scale, choose_f16_format, decode_palette, f16_bits_to_f32,
-    f16_vertex_error, halves_from_f32, halves_from_f32_scalar, palette_origin, unpack_halves, unpack2x16float,
+    VertexErrorScratch, check_palette, check_uniform_scale, choose_f16_format, decode_palette, f16_vertex_error,
+    palette_origin,
 };
 pub use palette_entry::{PALETTE_ENTRY_SIZE, PaletteEntry};
 pub use pool_tolerance::slots_for_tolerance;
+pub use quant::{f16_bits_to_f32, halves_from_f32, halves_from_f32_scalar, unpack_halves, unpack2x16float};
 pub use skinning::{
     SKINNING_CHUNK, SkinInput, SkinOutput, SkinningJob, palette_from_model, skin_positions_reference, skin_reference,
 };

@@ -8,11 +8,12 @@ use super::row_fold::RowFold;
 use super::row_fold::{FOLD_SAFE_MAX, linear_rows, norm_inf};
 use super::sealed::Format;
 use super::{
-    A, F16_MAX, F16Format, U, check_finite, check_range, encode_halves, evaluation_bound, frobenius, halves_from_f32,
-    pack, translation_bound, translation_vertex_bound, unpack_halves, unpack2x16float, up,
+    A, F16_MAX, F16Format, U, check_finite, check_range, encode_halves, evaluation_bound, frobenius, translation_bound,
+    translation_vertex_bound, up,
 };
 use crate::flatten::{CachedPose, poison};
 use crate::kernels::Tier;
+use crate::quant::{halves_from_f32, pack2x16, unpack_halves, unpack2x16float};
 use crate::{PaletteFormat, Result};
 
 /// A 3×4 affine skinning matrix as twelve f16 values in six `u32`s, 24 B (half of `PaletteEntry`).
@@ -55,7 +56,7 @@ impl PaletteFormat for Mat3x4F16 {
         }
         let h = halves_from_f32(&v);
         Self {
-            rows: [0, 1, 2].map(|r| [pack(h[4 * r], h[4 * r + 1]), pack(h[4 * r + 2], h[4 * r + 3])]),
+            rows: [0, 1, 2].map(|r| [pack2x16(h[4 * r], h[4 * r + 1]), pack2x16(h[4 * r + 2], h[4 * r + 3])]),
         }
     }
 }

@@ -2,9 +2,10 @@
 //!
 //! Both store halves (IEEE 754 binary16) packed two per `u32`, low half first, exactly as WGSL's
 //! `unpack2x16float` reads them, so the GPU needs no `SHADER_F16`. `shaders/palette_f16.wgsl` declares the same
-//! structs and decoders; it spells `unpack2x16float` as a few integer operations ([`unpack_halves`], exact for
-//! every code) because naga accepts the builtin only with the `SHADER_FLOAT16_IN_FLOAT32` capability, which the
-//! shader tests do not grant. [`F16Format::decode_rows`] mirrors the shader line for line.
+//! structs and decoders; it spells `unpack2x16float` as a few integer operations
+//! ([`unpack_halves`](crate::quant::unpack_halves), exact for every code) because naga accepts the builtin only with
+//! the `SHADER_FLOAT16_IN_FLOAT32` capability, which the shader tests do not grant. [`F16Format::decode_rows`]
+//! mirrors the shader line for line. The f16 conversions themselves live in [`crate::quant`].
 //! Translations are stored relative to a per-palette origin (`encode(m, origin)` stores `t − origin`), so their
 //! precision depends on the distance to the origin, not on the world position; [`palette_origin`] picks the centre
 //! of the palette's translations, which the tests and benches use.
@@ -63,9 +64,8 @@ mod uniform_scale;
 mod vertex_error;
 
 use glam::{Affine3A, Mat3A, Vec3A, Vec4};
-use half::f16;
-use half::slice::HalfFloatSliceExt;
 
+use crate::quant::{halves_from_f32_scalar, pack2x16};
 use crate::{Error, Result};
 
 pub use mat3x4_f16::Mat3x4F16;
@@ -148,8 +148,8 @@ pub(crate) fn encode_halves<const N: usize>(
     let _ = tier;
     for (k, d) in dst.chunks_exact_mut(N).enumerate() {
         for (d, v) in d.iter_mut().zip(values(k)) {
-            let h = v.to_array().map(|x| f16::from_f32(x).to_bits());
-            *d = [pack(h[0], h[1]), pack(h[2], h[3])];
+            let h = halves_from_f32_scalar(&v.to_array());
+            *d = [pack2x16(h[0], h[1]), pack2x16(h[2], h[3])];
         }
     }
 }
@@ -211,74 +211,6 @@ pub trait F16Format: PaletteFormat {
     /// The largest displacement of a vertex within `radius` of the bind-space origin skinned by the decoded
     /// matrix instead of `m`, both in f32 (see the module docs). Infinite when `m` is out of range.
     fn vertex_error_bound(m: &Affine3A, origin: Vec3A, radius: f32) -> f32;
-}
-
-/// Converts `N` floats to f16 bits (round to nearest even, ±inf above 65520) in one batch.
-///
-/// This is the conversion every encoder uses: `half`'s slice conversion, which uses F16C when the CPU has it
-/// (detected at run time) and a software path otherwise. `tests/f16_exhaustive.rs` checks that it equals
-/// `half::f16::from_f32` for every f16 code and at every rounding boundary.
-#[inline(always)]
-pub fn halves_from_f32<const N: usize>(src: &[f32; N]) -> [u16; N] {
-    let mut out = [f16::ZERO; N];
-    out.convert_from_f32_slice(src);
-    out.map(f16::to_bits)
-}
-
-/// The plain twin of [`halves_from_f32`]: `half::f16::from_f32` one value at a time (round to nearest even).
-#[doc(hidden)]
-#[inline(always)]
-pub fn halves_from_f32_scalar<const N: usize>(src: &[f32; N]) -> [u16; N] {
-    src.map(|x| f16::from_f32(x).to_bits())
-}
-
-/// WGSL's `unpack2x16float`: the low 16 bits are component 0, the high 16 bits component 1, each converted
-/// exactly to f32.
-#[inline(always)]
-pub fn unpack2x16float(word: u32) -> [f32; 2] {
-    [
-        f16::from_bits(word as u16).to_f32(),
-        f16::from_bits((word >> 16) as u16).to_f32(),
-    ]
-}
-
-/// `f16_to_f32` of `shaders/palette_f16.wgsl`, line for line: one f16 code (the low 16 bits of `h`) to f32 with
-/// integer operations only. It equals `unpack2x16float` for every code (`tests/f16_exhaustive.rs`); the shader uses
-/// it because naga validates `unpack2x16float` only with the `SHADER_FLOAT16_IN_FLOAT32` capability.
-#[inline(always)]
-pub fn f16_bits_to_f32(h: u32) -> f32 {
-    // let bits_sign = (h & 0x8000u) << 16u;
-    let bits_sign = (h & 0x8000) << 16;
-    // let e = (h >> 10u) & 0x1fu;
-    let e = (h >> 10) & 0x1f;
-    // let m = h & 0x3ffu;
-    let m = h & 0x3ff;
-    // let normal = bitcast<f32>(bits_sign | ((e + 112u) << 23u) | (m << 13u));
-    let normal = f32::from_bits(bits_sign | ((e + 112) << 23) | (m << 13));
-    // let special = bitcast<f32>(bits_sign | 0x7f800000u | (m << 13u));
-    let special = f32::from_bits(bits_sign | 0x7f80_0000 | (m << 13));
-    // let sub = bitcast<f32>(bits_sign | bitcast<u32>(f32(m) * 5.9604644775390625e-8));
-    let sub = f32::from_bits(bits_sign | (m as f32 * 5.960_464_5e-8).to_bits());
-    // return select(select(normal, special, e == 31u), sub, e == 0u);
-    if e == 0 {
-        sub
-    } else if e == 31 {
-        special
-    } else {
-        normal
-    }
-}
-
-/// `unpack_halves` of `shaders/palette_f16.wgsl`: [`f16_bits_to_f32`] of the low half, then of the high half.
-#[inline(always)]
-pub fn unpack_halves(w: u32) -> [f32; 2] {
-    [f16_bits_to_f32(w & 0xffff), f16_bits_to_f32(w >> 16)]
-}
-
-/// Packs two f16 codes into one word as WGSL's `unpack2x16float` reads it (`lo` is component 0).
-#[inline(always)]
-fn pack(lo: u16, hi: u16) -> u32 {
-    u32::from(lo) | (u32::from(hi) << 16)
 }
 
 /// A translation origin for a palette: the centre of the bounding box of its translations, which minimises the

@@ -9,10 +9,11 @@ use super::row_fold::{linear_rows, norm_inf};
 use super::sealed::Format;
 use super::{
     A, F16_MAX, F16Format, QT_F16_SCALE_TOLERANCE, U, check_finite, check_range, encode_halves, evaluation_bound,
-    halves_from_f32, pack, translation_bound, translation_vertex_bound, unpack_halves, unpack2x16float, up,
+    translation_bound, translation_vertex_bound, up,
 };
 use crate::flatten::{CachedPose, poison};
 use crate::kernels::Tier;
+use crate::quant::{halves_from_f32, pack2x16, unpack_halves, unpack2x16float};
 use crate::{Error, PaletteFormat, Result};
 
 /// A similarity transform (rotation, uniform scale, translation) as eight f16 values in four `u32`s, 16 B.
@@ -383,8 +384,8 @@ impl PaletteFormat for QtF16 {
         v[4..8].copy_from_slice(&d.to_array());
         let h = halves_from_f32(&v);
         Self {
-            rotation: [pack(h[0], h[1]), pack(h[2], h[3])],
-            translation_scale: [pack(h[4], h[5]), pack(h[6], h[7])],
+            rotation: [pack2x16(h[0], h[1]), pack2x16(h[2], h[3])],
+            translation_scale: [pack2x16(h[4], h[5]), pack2x16(h[6], h[7])],
         }
     }
 }
