@@ -1,9 +1,11 @@
 // The GPU-driven path's culling, one view at a time, in three dispatches over the resident instances:
 // `classify` (one thread per slot) tests each instance's animated bounds against the frustum, picks its LOD, tier
-// and update rate from its screen size with hysteresis and counts it in its (LOD, tier) bucket;
+// and update rate from its screen size with hysteresis and counts it in its (LOD, tier) bucket (per workgroup
+// first, then one global atomic per workgroup and bucket);
 // `place` (one workgroup) turns the counts into list offsets and writes the indirect draw arguments (first instance
 // 0: the vertex shader reads the bucket's first list index from the counters);
-// `scatter` (one thread per slot) appends each visible instance's slot to its bucket's list.
+// `scatter` (one thread per slot) appends each visible instance's slot to its bucket's list (a workgroup reserves
+// its run of each list with one global atomic).
 // The maths is crowd-cull's `CullingJob` per instance (`crowd_cull::reference` is its plain twin): the same
 // sphere, plane test, screen size and `prev.clamp(L, H)` level rule, on the same edges `t * (1 -/+ h)`, computed
 // on the CPU and passed in. `crowd-gpu/tests/gpu_cull.rs` reads the results back and compares them.
@@ -99,16 +101,26 @@ fn level(prev: u32, lo: u32, hi: u32) -> u32 {
     return min(max(prev, lo), hi);
 }
 
-@compute @workgroup_size(256)
-fn classify(@builtin(global_invocation_id) id: vec3<u32>) {
-    let slot = slot_index(id);
-    if slot >= view.slot_count {
-        return;
-    }
+// Per workgroup and bucket: the slots counted (classify) or appended (scatter), and the workgroup's first index
+// in the bucket's list (scatter). One global atomic per workgroup and bucket instead of one per instance.
+var<workgroup> local_counts: array<atomic<u32>, 32>;
+var<workgroup> local_base: array<u32, 32>;
+
+// The slot's new state word, or its state unchanged for an empty slot; `bucket` is its list (NO_BUCKET when it
+// is culled, empty or drawn by the CPU).
+struct Decision {
+    state: u32,
+    bucket: u32,
+}
+
+const NO_BUCKET: u32 = 0xffffffffu;
+
+fn decide(slot: u32) -> Decision {
     let inst = instances[slot];
     let clip = resident_clip(inst);
+    let prev = states[slot];
     if clip == RESIDENT_EMPTY_CLIP {
-        return;
+        return Decision(prev, NO_BUCKET);
     }
     var b = clip_bounds[clip];
     let fade_to = resident_fade_target(inst);
@@ -121,7 +133,6 @@ fn classify(@builtin(global_invocation_id) id: vec3<u32>) {
     let half = (b.max.xyz - b.min.xyz) * 0.5;
     let c = inst.position + quat_rotate(resident_rotation(inst), centre_local * inst.scale);
     let r = length(half) * inst.scale;
-    let prev = states[slot];
     var inside = true;
     for (var p = 0u; p < 6u; p++) {
         let pl = view.planes[p];
@@ -129,8 +140,7 @@ fn classify(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     if !inside {
         // Culled: LOD and tier kept, the slowest rate with interpolation.
-        states[slot] = (prev & 0xffffu) | (HIDDEN_RATE << 16u) | (INTERPOLATE << 24u);
-        return;
+        return Decision((prev & 0xffffu) | (HIDDEN_RATE << 16u) | (INTERPOLATE << 24u), NO_BUCKET);
     }
     let dp = view.depth_plane;
     let depth = dp.x * c.x + dp.y * c.y + dp.z * c.z + dp.w;
@@ -146,9 +156,30 @@ fn classify(@builtin(global_invocation_id) id: vec3<u32>) {
     let tier = level((prev >> 8u) & 0xffu, below(s, view.tier_lo, 3u), below(s, view.tier_hi, 3u));
     let rate = level((prev >> 16u) & 0xffu, below(s, view.rate_lo, 3u), below(s, view.rate_hi, 3u));
     let flags = VISIBLE | select(0u, INTERPOLATE, rate > 0u);
-    states[slot] = lod | (tier << 8u) | (rate << 16u) | (flags << 24u);
-    if !resident_cpu_drawn(inst) {
-        atomicAdd(&counts[lod * TIER_COUNT + tier], 1u);
+    let bucket = select(lod * TIER_COUNT + tier, NO_BUCKET, resident_cpu_drawn(inst));
+    return Decision(lod | (tier << 8u) | (rate << 16u) | (flags << 24u), bucket);
+}
+
+@compute @workgroup_size(256)
+fn classify(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if li < MAX_BUCKETS {
+        atomicStore(&local_counts[li], 0u);
+    }
+    workgroupBarrier();
+    let slot = slot_index(id);
+    if slot < view.slot_count {
+        let d = decide(slot);
+        states[slot] = d.state;
+        if d.bucket != NO_BUCKET {
+            atomicAdd(&local_counts[d.bucket], 1u);
+        }
+    }
+    workgroupBarrier();
+    if li < MAX_BUCKETS {
+        let n = atomicLoad(&local_counts[li]);
+        if n > 0u {
+            atomicAdd(&counts[li], n);
+        }
     }
 }
 
@@ -181,17 +212,32 @@ fn place(@builtin(local_invocation_index) i: u32) {
 }
 
 @compute @workgroup_size(256)
-fn scatter(@builtin(global_invocation_id) id: vec3<u32>) {
+fn scatter(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if li < MAX_BUCKETS {
+        atomicStore(&local_counts[li], 0u);
+    }
+    workgroupBarrier();
     let slot = slot_index(id);
-    if slot >= view.slot_count {
-        return;
+    var b = NO_BUCKET;
+    var k = 0u;
+    if slot < view.slot_count {
+        let inst = instances[slot];
+        let st = states[slot];
+        let listed = resident_clip(inst) != RESIDENT_EMPTY_CLIP && !resident_cpu_drawn(inst) && ((st >> 24u) & VISIBLE) != 0u;
+        if listed {
+            b = (st & 0xffu) * TIER_COUNT + ((st >> 8u) & 0xffu);
+            k = atomicAdd(&local_counts[b], 1u);
+        }
     }
-    let inst = instances[slot];
-    let st = states[slot];
-    if resident_clip(inst) == RESIDENT_EMPTY_CLIP || resident_cpu_drawn(inst) || ((st >> 24u) & VISIBLE) == 0u {
-        return;
+    workgroupBarrier();
+    if li < MAX_BUCKETS {
+        let n = atomicLoad(&local_counts[li]);
+        if n > 0u {
+            local_base[li] = atomicLoad(&counts[MAX_BUCKETS + li]) + atomicAdd(&counts[2u * MAX_BUCKETS + li], n);
+        }
     }
-    let b = (st & 0xffu) * TIER_COUNT + ((st >> 8u) & 0xffu);
-    let k = atomicAdd(&counts[2u * MAX_BUCKETS + b], 1u);
-    visible[atomicLoad(&counts[MAX_BUCKETS + b]) + k] = slot;
+    workgroupBarrier();
+    if b != NO_BUCKET {
+        visible[local_base[b] + k] = slot;
+    }
 }

@@ -48,15 +48,16 @@ impl InstanceStore {
                 continue;
             }
             let (centre, half) = (c.aabb.center(), c.aabb.half_extent());
+            // Most clusters are far: the size bound (one dot product) rejects them before the plane tests.
+            let near = normal.dot(centre) + dp.w - normal.abs().dot(half);
+            if near > 0.0 && half.min_element() * camera.proj_scale < min_screen_size * near {
+                continue;
+            }
             let outside = camera.planes.iter().any(|p| {
                 let pn = p.truncate();
                 pn.dot(centre) + p.w + pn.abs().dot(half) < 0.0
             });
             if outside {
-                continue;
-            }
-            let near = normal.dot(centre) + dp.w - normal.abs().dot(half);
-            if near > 0.0 && half.min_element() * camera.proj_scale / near < min_screen_size {
                 continue;
             }
             let first = k * grp.cap;

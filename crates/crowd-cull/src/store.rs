@@ -303,6 +303,18 @@ impl InstanceStore {
         })
     }
 
+    /// The size of the handle table: every handle's `index` is below it. It grows with adds only.
+    pub fn handle_capacity(&self) -> usize {
+        self.handles.len()
+    }
+
+    /// The group and slot of a live instance, `None` for a stale handle: [`InstanceStore::get`] without the copy of
+    /// the instance's description, O(1).
+    pub fn slot_of(&self, h: Handle) -> Option<(GroupId, u32)> {
+        let e = self.entry(h, 0).ok()?;
+        Some((GroupId(e.group), e.slot))
+    }
+
     /// Read-only views of group `g`'s per-slot arrays, indexed by slot (the numbers visible lists hold), for
     /// packing GPU instance records without handle lookups. Slots past a cluster's members hold stale data:
     /// read only slots from visible lists or those for which [`InstanceStore::handle_at`] is `Some`.

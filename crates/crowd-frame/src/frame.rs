@@ -22,6 +22,9 @@ use crate::{Error, Result};
 
 mod gpu_driven;
 
+/// Marks a handle with no crossfade in [`CrowdFrame`]'s per-handle fade index.
+const NO_FADE: u32 = u32::MAX;
+
 /// Marks a record whose instance is not unique in [`CrowdFrame`]'s per-record unique index.
 pub(crate) const NOT_UNIQUE: u32 = u32::MAX;
 
@@ -120,6 +123,9 @@ pub struct CrowdFrame<'a, F: PaletteFormat = PaletteEntry> {
     cull: CullOutput,
     time: f32,
     fades: Vec<Fade>,
+    /// Per handle-table index, its newest entry in `fades` ([`NO_FADE`] when none): O(1) lookups for `set_speed`
+    /// and the GPU-driven step's fade timing. Sized by the store's handle table.
+    fade_of: Vec<u32>,
     /// Per record of the frame: the pool track and time it maps, its slot ref, and its unique index or
     /// [`NOT_UNIQUE`]. Sized by the live instance count.
     tracks: Vec<u16>,
@@ -138,6 +144,8 @@ pub struct CrowdFrame<'a, F: PaletteFormat = PaletteEntry> {
     /// GPU-driven frames: the slot ranges changed this frame, the unique slots of the previous frame (sorted), and
     /// the screen sizes of the unique picks.
     changed: Vec<std::ops::Range<u32>>,
+    changed_starts: Vec<u32>,
+    changed_slots: Vec<u32>,
     prev_unique: Vec<u32>,
     pick_scratch: Vec<f32>,
 }
@@ -224,6 +232,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
             cull: CullOutput::new(),
             time: 0.0,
             fades: Vec::new(),
+            fade_of: Vec::new(),
             tracks: Vec::new(),
             times: Vec::new(),
             refs: Vec::new(),
@@ -236,6 +245,8 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
             exchange,
             spawn_scratch: Vec::new(),
             changed: Vec::new(),
+            changed_starts: Vec::new(),
+            changed_slots: Vec::new(),
             prev_unique: Vec::with_capacity(max_unique),
             pick_scratch: vec![0.0; max_unique],
             settings,
@@ -386,6 +397,41 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         if self.fades.capacity() < n {
             self.fades.reserve(n - self.fades.len());
         }
+        let handles = self.store.handle_capacity();
+        if self.fade_of.len() < handles {
+            self.fade_of.resize(handles, NO_FADE);
+        }
+    }
+
+    /// The index in `fades` of `handle`'s newest crossfade, if it has one.
+    fn fade_index(&self, handle: Handle) -> Option<usize> {
+        let i = *self.fade_of.get(handle.index as usize)?;
+        (i != NO_FADE && self.fades.get(i as usize).is_some_and(|f| f.handle == handle)).then_some(i as usize)
+    }
+
+    /// Starts tracking a crossfade (as the newest of its handle).
+    fn push_fade(&mut self, fade: Fade) {
+        if let Some(m) = self.fade_of.get_mut(fade.handle.index as usize) {
+            *m = self.fades.len() as u32;
+        }
+        self.fades.push(fade);
+    }
+
+    /// Stops tracking crossfade `i` (a swap removal), keeping `fade_of` in step.
+    fn remove_fade(&mut self, i: usize) {
+        let last = self.fades.len() - 1;
+        let removed = self.fades.swap_remove(i);
+        if let Some(m) = self.fade_of.get_mut(removed.handle.index as usize)
+            && *m == i as u32
+        {
+            *m = NO_FADE;
+        }
+        if i < last
+            && let Some(m) = self.fade_of.get_mut(self.fades[i].handle.index as usize)
+            && *m == last as u32
+        {
+            *m = i as u32;
+        }
     }
 
     /// Removes an instance; its handle goes stale.
@@ -437,8 +483,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         Ok(self.store.set_custom(handle, tint)?)
     }
 
-    /// Changes an instance's playback speed, keeping its current clip time. O(1), plus a search of the running
-    /// crossfades when the instance is in one.
+    /// Changes an instance's playback speed, keeping its current clip time. O(1).
     ///
     /// # Errors
     ///
@@ -452,9 +497,9 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         anim.start_time = start_for(t, speed, self.time);
         anim.speed = speed;
         if anim.fade_target.is_some()
-            && let Some(f) = self.fades.iter_mut().find(|f| f.handle == handle)
+            && let Some(i) = self.fade_index(handle)
         {
-            f.start_time = anim.start_time;
+            self.fades[i].start_time = anim.start_time;
         }
         Ok(self.store.set_animation(handle, &anim)?)
     }
@@ -489,7 +534,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         }
         self.store.set_animation(handle, &next)?;
         if let Some(to) = next.fade_target {
-            self.fades.push(Fade {
+            self.push_fade(Fade {
                 handle,
                 to,
                 start_time: next.start_time,
@@ -644,7 +689,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
             let f = self.fades[i];
             let current = self.store.get(f.handle).ok().map(|inst| inst.desc.anim);
             let Some(mut anim) = current.filter(|a| a.fade_target == Some(f.to) && a.start_time == f.start_time) else {
-                self.fades.swap_remove(i);
+                self.remove_fade(i);
                 continue;
             };
             let w = ((now - f.fade_start) / f.duration).clamp(0.0, 1.0);
@@ -656,7 +701,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
                     ..anim
                 };
                 self.store.set_animation(f.handle, &anim)?;
-                self.fades.swap_remove(i);
+                self.remove_fade(i);
                 continue;
             }
             anim.fade_weight = w;

@@ -187,17 +187,45 @@ impl ResidentInstance {
                 (f.target, f.start, f.length)
             }
         };
-        Ok(Self {
+        Ok(Self::pack(
+            position,
+            rotation.normalize(),
+            scale,
+            anim.clip,
+            anim.start_time,
+            anim.speed,
+            (target, fade_start, fade_length),
+            tint,
+        ))
+    }
+
+    /// Packs values that [`ResidentInstance::new`]'s rules already hold for (the frame calls it with values
+    /// checked where they entered the crowd): `rotation` of unit length, clips below [`RESIDENT_EMPTY_CLIP`] (the
+    /// fade target [`RESIDENT_NO_FADE`] without a fade), finite times. Out-of-range values give a wrong state,
+    /// never a panic.
+    #[expect(clippy::too_many_arguments, reason = "the fields of the state")]
+    #[inline]
+    pub(crate) fn pack(
+        position: Vec3,
+        rotation: Quat,
+        scale: f32,
+        clip: u32,
+        start_time: f32,
+        speed: f32,
+        (target, fade_start, fade_length): (u32, f32, f32),
+        tint: Vec4,
+    ) -> Self {
+        Self {
             position: position.to_array(),
             scale,
-            rotation: pack_rotation(rotation.normalize()),
+            rotation: pack_rotation(rotation),
             tint: pack_rgba8(tint),
-            clips: anim.clip | (target << 16),
-            start_time: anim.start_time,
-            speed: anim.speed,
+            clips: clip | (target << 16),
+            start_time,
+            speed,
             fade_start,
             fade_length,
-        })
+        }
     }
 
     /// The rotation the GPU decodes for `rotation` (unit length within 1e-3): a CPU store that holds it culls the

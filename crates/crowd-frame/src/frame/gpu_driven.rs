@@ -9,15 +9,20 @@
 use std::ops::Range;
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use crowd_cull::Tier;
 use skin_pack::{ByteRange, FlattenCache, FlattenJob, PaletteFormat, PoolFlattenJob};
 
 use super::CrowdFrame;
 use crate::packet::{DRAWS_PER_LOD, FrameCamera, PacketDraw, RecordKind};
 use crate::record::InstanceRecord;
-use crate::resident::{ResidentAnim, ResidentFade, ResidentInstance};
+use crate::resident::{RESIDENT_NO_FADE, ResidentInstance};
 use crate::unique::{UniqueInput, animate_unique};
 use crate::{Error, INSTANCE_RECORD_SIZE, Result};
+
+/// Changed slots per parallel task of the encoding: enough to amortise rayon's scheduling.
+const ENCODE_CHUNK: usize = 1024;
 
 impl<F: PaletteFormat> CrowdFrame<'_, F> {
     /// The GPU-driven step; see the module docs and [`CrowdFrame::step`].
@@ -156,21 +161,46 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
         res.slot_count = group_slots;
         res.ranges.clear();
         res.ranges.extend_from_slice(&self.changed);
-        res.instances.clear();
+        // Each changed slot's state, in parallel (the reads are scattered over the store's arrays); the unique
+        // slots are few and sorted, so each is found by a binary search.
+        self.changed_slots.clear();
         for r in &self.changed {
-            for slot in r.clone() {
-                let unique = self.unique_slots[..n].binary_search(&slot).is_ok();
-                res.instances
-                    .push(resident_of(&self.store, self.group, slot, unique, now)?);
-            }
+            self.changed_slots.extend(r.clone());
         }
+        res.instances.resize(self.changed_slots.len(), ResidentInstance::EMPTY);
+        let (store, group, unique_slots) = (&self.store, self.group, &self.unique_slots[..n]);
+        res.instances
+            .par_iter_mut()
+            .zip(self.changed_slots.par_iter())
+            .with_min_len(ENCODE_CHUNK)
+            .for_each(|(state, &slot)| {
+                let unique = unique_slots.binary_search(&slot).is_ok();
+                let live = store.handle_at(group, slot).is_some();
+                *state = resident_at(&slots, live, slot, unique, now);
+            });
         // Crossfades carry their timing, which only the fade list knows: patch the changed slots of fading instances.
-        for f in &self.fades {
-            let Ok(inst) = self.store.get(f.handle) else { continue };
-            if let Some(k) = position_in(&self.changed, inst.slot) {
-                let r = &mut res.instances[k];
-                r.fade_start = f.fade_start;
-                r.fade_length = f.duration;
+        // `changed_starts[k]` is the index of range k's first state.
+        self.changed_starts.clear();
+        let mut total = 0u32;
+        for r in &self.changed {
+            self.changed_starts.push(total);
+            total += r.end - r.start;
+        }
+        for (k, r) in self.changed.iter().enumerate() {
+            for slot in r.clone() {
+                let at = (self.changed_starts[k] + slot - r.start) as usize;
+                if res.instances[at].clips >> 16 == RESIDENT_NO_FADE {
+                    continue;
+                }
+                if let Some(f) = self
+                    .store
+                    .handle_at(self.group, slot)
+                    .and_then(|h| self.fade_index(h))
+                    .map(|i| self.fades[i])
+                {
+                    res.instances[at].fade_start = f.fade_start;
+                    res.instances[at].fade_length = f.duration;
+                }
             }
         }
         res.clips.clear();
@@ -259,11 +289,9 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
         }
         let unique = self.prev_unique.binary_search(&slot).is_ok();
         let mut r = resident_of(&self.store, self.group, slot, unique, self.time)?;
-        if let Some(h) = self.store.handle_at(self.group, slot)
-            && let Some(f) = self.fades.iter().find(|f| f.handle == h)
-        {
-            r.fade_start = f.fade_start;
-            r.fade_length = f.duration;
+        if let Some(i) = self.store.handle_at(self.group, slot).and_then(|h| self.fade_index(h)) {
+            r.fade_start = self.fades[i].fade_start;
+            r.fade_length = self.fades[i].duration;
         }
         Ok(r)
     }
@@ -289,16 +317,8 @@ fn merge_ranges(ranges: &mut Vec<Range<u32>>) {
     ranges.truncate(w);
 }
 
-/// The index of `slot` in the states of `ranges` (ascending, disjoint) laid end to end, if it lies in one.
-fn position_in(ranges: &[Range<u32>], slot: u32) -> Option<usize> {
-    let i = ranges.partition_point(|r| r.end <= slot);
-    let r = ranges.get(i).filter(|r| r.start <= slot)?;
-    let before: u32 = ranges[..i].iter().map(|r| r.end - r.start).sum();
-    Some((before + slot - r.start) as usize)
-}
-
-/// The resident state of `slot` of group `g`: [`ResidentInstance::EMPTY`] when it holds no instance. A crossfade
-/// gets the clock as its start and a unit length until the fade list patches its timing.
+/// The resident state of `slot` of group `g`, as the step packs it: [`ResidentInstance::EMPTY`] when it holds no
+/// instance. A crossfade gets the clock as its start and a unit length until the fade list patches its timing.
 fn resident_of(
     store: &crowd_cull::InstanceStore,
     g: crowd_cull::GroupId,
@@ -306,28 +326,28 @@ fn resident_of(
     unique: bool,
     now: f32,
 ) -> Result<ResidentInstance> {
-    if store.handle_at(g, slot).is_none() {
-        return Ok(ResidentInstance::EMPTY);
+    let live = store.handle_at(g, slot).is_some();
+    Ok(resident_at(&store.group_slots(g)?, live, slot, unique, now))
+}
+
+/// [`resident_of`] from the group's slot arrays, `live` when the slot holds an instance.
+#[inline]
+fn resident_at(slots: &crowd_cull::GroupSlots<'_>, live: bool, slot: u32, unique: bool, now: f32) -> ResidentInstance {
+    if !live {
+        return ResidentInstance::EMPTY;
     }
-    let slots = store.group_slots(g)?;
     let i = slot as usize;
     let a = slots.anim[i];
-    let anim = ResidentAnim {
-        clip: a.clip,
-        start_time: a.start_time,
-        speed: a.speed,
-        fade: a.fade_target.map(|target| ResidentFade {
-            target,
-            start: now,
-            length: 1.0,
-        }),
-    };
-    Ok(ResidentInstance::new(
+    let fade = a.fade_target.map_or((RESIDENT_NO_FADE, 0.0, 0.0), |t| (t, now, 1.0));
+    ResidentInstance::pack(
         slots.position[i],
         slots.rotation[i],
         slots.scale[i],
-        &anim,
+        a.clip,
+        a.start_time,
+        a.speed,
+        fade,
         slots.custom[i],
-    )?
-    .with_cpu_drawn(unique))
+    )
+    .with_cpu_drawn(unique)
 }
