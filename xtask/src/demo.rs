@@ -17,7 +17,7 @@ use anyhow::{Context, Result, bail};
 use glam::{Affine3A, Mat4, Vec3};
 
 /// Runs the demo on `path`, sampling at `rate` Hz, and writes the rendered crowd's frames into `out`.
-pub fn run(path: &Path, rate: f32, out: &Path) -> Result<()> {
+pub fn run(path: &Path, rate: f32, out: &Path, cpu_culled: bool) -> Result<()> {
     if !(rate.is_finite() && rate > 0.0 && rate <= 1000.0) {
         bail!("--rate must be in (0, 1000] Hz, got {rate}");
     }
@@ -74,7 +74,7 @@ pub fn run(path: &Path, rate: f32, out: &Path) -> Result<()> {
         Ok(()) => {}
         Err(e) => println!("crowd: skipped ({e:#})"),
     }
-    match crate::render_demo::run(&model, out) {
+    match crate::render_demo::run(&model, out, cpu_culled) {
         Ok(()) => {}
         Err(e) => println!("render: skipped ({e:#})"),
     }

@@ -58,6 +58,9 @@ enum Cmd {
         /// Render without a window (the only mode until the windowed viewer exists).
         #[arg(long)]
         headless: bool,
+        /// Force the CPU-culled path even where the adapter allows the GPU-driven one (to compare the two).
+        #[arg(long)]
+        cpu_culled: bool,
     },
     /// Regenerate the default character, `assets/crowd_character.glb`.
     GenAssets {
@@ -133,9 +136,15 @@ fn run(cli: Cli) -> Result<()> {
             rate,
             out,
             headless: _,
+            cpu_culled,
         } => {
             let path = model.unwrap_or_else(|| root.join(character::CHARACTER_PATH));
-            demo::run(&path, rate, &out.unwrap_or_else(|| root.join("target/demo")))
+            demo::run(
+                &path,
+                rate,
+                &out.unwrap_or_else(|| root.join("target/demo")),
+                cpu_culled,
+            )
         }
         Cmd::GenAssets { check } => gen_assets(&root, check),
         Cmd::Inspect { model } => inspect::run(&model),

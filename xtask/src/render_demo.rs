@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 use crowd_cull::Handle;
 use crowd_frame::{Character, CharacterOptions, ClipId, CrowdFrame, FrameCamera, FrameSettings, Packet, Spawn};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::{CrowdRenderer, DebugView, PrepareStats, RendererConfig};
+use crowd_gpu::{CULL_BUCKETS, CrowdRenderer, CrowdView, DebugView, PrepareStats, RenderPath, RendererConfig};
 use crowd_mesh::{Material, PackedMesh, PaletteKind, TextureData, lod_thresholds};
 use glam::{Affine3A, Quat, Vec2, Vec3};
 
@@ -40,7 +40,7 @@ impl Rng {
 }
 
 /// Renders the crowd of skeleton 0 of `model` into `out`.
-pub fn run(model: &Model, out: &Path) -> Result<()> {
+pub fn run(model: &Model, out: &Path, cpu_culled: bool) -> Result<()> {
     let Some(binding) = model.bindings.iter().find(|b| b.skeleton == 0) else {
         bail!("the model has no mesh bound to skeleton 0");
     };
@@ -69,8 +69,39 @@ pub fn run(model: &Model, out: &Path) -> Result<()> {
         .iter()
         .map(|b| ((b.max - b.min) * 0.5).length())
         .fold(0.0, f32::max);
+    let gpu = Gpu::open_with(None, wgpu::Features::TIMESTAMP_QUERY)?
+        .context("no wgpu adapter: install a Vulkan driver (lavapipe: mesa-vulkan-drivers)")?;
+    println!(
+        "render: headless (no window yet) on {} ({:?}), {} x {}, GPU timings {}",
+        gpu.info.name,
+        gpu.info.device_type,
+        SIZE.0,
+        SIZE.1,
+        if gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+            "from timestamps"
+        } else {
+            "unavailable (no TIMESTAMP_QUERY)"
+        }
+    );
+    // The GPU-driven path where the adapter allows it: the GPU keeps the instances, culls them per view and draws
+    // them indirectly; the CPU hands over only what changed.
+    let render_path = if cpu_culled {
+        RenderPath::CpuCulled
+    } else {
+        RenderPath::for_device(&gpu.device)
+    };
+    println!(
+        "render path: {} ({})",
+        render_path.name(),
+        match render_path {
+            RenderPath::GpuDriven => "resident instances, GPU culling per view, indirect draws",
+            RenderPath::CpuCulled if cpu_culled => "forced by --cpu-culled",
+            RenderPath::CpuCulled => "the adapter's limits allow only CPU culling and instanced draws",
+        }
+    );
     let hysteresis = FrameSettings::default().hysteresis;
     let settings = FrameSettings {
+        gpu_driven: render_path == RenderPath::GpuDriven,
         // Half a pixel of simplification error at most: on this 720-line image LOD 0 is used within about 4 m,
         // LOD 1 to about 14 m.
         lod_thresholds: lod_thresholds(&packed[0].lods, radius, SIZE.1 as f32, 0.5, hysteresis),
@@ -123,25 +154,15 @@ pub fn run(model: &Model, out: &Path) -> Result<()> {
         250.0,
     );
 
-    let gpu = Gpu::open_with(None, wgpu::Features::TIMESTAMP_QUERY)?
-        .context("no wgpu adapter: install a Vulkan driver (lavapipe: mesa-vulkan-drivers)")?;
-    println!(
-        "render: headless (no window yet) on {} ({:?}), {} x {}, GPU timings {}",
-        gpu.info.name,
-        gpu.info.device_type,
-        SIZE.0,
-        SIZE.1,
-        if gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
-            "from timestamps"
-        } else {
-            "unavailable (no TIMESTAMP_QUERY)"
-        }
-    );
     let config = gpu.offscreen_config(PaletteKind::F32);
     let mut renderer = CrowdRenderer::new(&gpu.device, &config)?;
     for (m, material) in packed.iter().zip(&materials) {
         renderer.add_mesh(&gpu.device, &gpu.queue, m, material)?;
     }
+    if render_path == RenderPath::GpuDriven {
+        renderer.enable_gpu_driven(&gpu.device, crowd.store().group_desc(crowd.group())?)?;
+    }
+    let mut view = renderer.create_view(&gpu.device, &gpu.queue)?;
     let mut ground = ground_renderer(&gpu, &config, camera)?;
     let target = OffscreenTarget::new(&gpu.device, SIZE.0, SIZE.1)?;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
@@ -165,21 +186,30 @@ pub fn run(model: &Model, out: &Path) -> Result<()> {
             }
             crowd.step(1.0 / 60.0, &camera)?;
             let packet = exchange.begin_read()?;
+            // The GPU-driven path applies every packet's resident changes; the CPU-culled one needs only the
+            // packets it draws.
             if step + 1 < STEPS_BETWEEN {
+                if render_path == RenderPath::GpuDriven {
+                    renderer.prepare(&gpu.device, &gpu.queue, &packet)?;
+                }
                 continue;
             }
             let prepare_start = Instant::now();
             let prepared = renderer.prepare(&gpu.device, &gpu.queue, &packet)?;
+            let mut encoder = gpu.device.create_command_encoder(&Default::default());
+            renderer.prepare_view(&gpu.device, &gpu.queue, &mut encoder, &mut view, packet.camera())?;
+            gpu.queue.submit([encoder.finish()]);
             let prepare_ms = prepare_start.elapsed().as_secs_f64() * 1e3;
             ground.prepare_for(&gpu, packet.camera())?;
             let (pixels, gpu_ms) = target.render_timed(&gpu, sky, |pass| {
                 ground.renderer.render(pass);
-                renderer.render(pass);
+                renderer.render_view(&view, pass);
             })?;
+            let drawn = Drawn::of(&gpu, &renderer, &view, &packet, &prepared)?;
             let path = out.join(format!("frame_{frame}.png"));
             image::save_buffer(&path, &pixels, SIZE.0, SIZE.1, image::ExtendedColorType::Rgba8)
                 .with_context(|| format!("cannot write {}", path.display()))?;
-            print_frame(frame, &packet, &prepared, prepare_ms, gpu_ms, &path);
+            print_frame(frame, &packet, &drawn, prepare_ms, gpu_ms, &path);
         }
     }
     // The same last frame by LOD, to show where each level is used.
@@ -189,9 +219,12 @@ pub fn run(model: &Model, out: &Path) -> Result<()> {
         exchange.begin_read()?
     };
     renderer.prepare(&gpu.device, &gpu.queue, &packet)?;
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    renderer.prepare_view(&gpu.device, &gpu.queue, &mut encoder, &mut view, packet.camera())?;
+    gpu.queue.submit([encoder.finish()]);
     let pixels = target.render(&gpu, sky, |pass| {
         ground.renderer.render(pass);
-        renderer.render(pass);
+        renderer.render_view(&view, pass);
     })?;
     let path = out.join("lod_view.png");
     image::save_buffer(&path, &pixels, SIZE.0, SIZE.1, image::ExtendedColorType::Rgba8)
@@ -204,32 +237,75 @@ pub fn run(model: &Model, out: &Path) -> Result<()> {
     Ok(())
 }
 
-fn print_frame(
-    frame: usize,
-    packet: &Packet,
-    prepared: &PrepareStats,
-    prepare_ms: f64,
-    gpu_ms: Option<f64>,
-    path: &Path,
-) {
+/// What a frame drew: per LOD the instances, the draw calls, the triangles and the bytes uploaded. On the GPU-driven
+/// path the GPU decided the lists: they are read back from the view's counters and indirect arguments.
+struct Drawn {
+    per_lod: [u32; 3],
+    visible: u32,
+    draws: u32,
+    triangles: u64,
+    uploaded_bytes: u64,
+}
+
+impl Drawn {
+    fn of(
+        gpu: &Gpu,
+        renderer: &CrowdRenderer,
+        view: &CrowdView,
+        packet: &Packet,
+        prepared: &PrepareStats,
+    ) -> Result<Self> {
+        let mut d = Self {
+            per_lod: [0; 3],
+            visible: 0,
+            draws: prepared.draws,
+            triangles: prepared.triangles,
+            uploaded_bytes: prepared.uploaded_bytes,
+        };
+        for draw in packet.draws() {
+            d.per_lod[usize::from(draw.lod).min(2)] += draw.instance_count;
+            d.visible += draw.instance_count;
+        }
+        if let (RenderPath::GpuDriven, Some(cull)) = (renderer.path(), view.cull()) {
+            let counts = gpu.read_buffer(cull.counts_buffer(), (CULL_BUCKETS * 4) as u64)?;
+            for (b, &n) in words(&counts).iter().enumerate() {
+                d.per_lod[(b / 4).min(2)] += n;
+                d.visible += n;
+            }
+            let args = gpu.read_buffer(cull.args_buffer(), u64::from(cull.draw_count()) * 20)?;
+            for a in words(&args).chunks_exact(5) {
+                d.triangles += u64::from(a[0] / 3) * u64::from(a[1]);
+            }
+            d.draws += cull.draw_count();
+        }
+        Ok(d)
+    }
+}
+
+/// Little-endian `u32` words of a readback.
+fn words(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks_exact(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        .collect()
+}
+
+fn print_frame(frame: usize, packet: &Packet, drawn: &Drawn, prepare_ms: f64, gpu_ms: Option<f64>, path: &Path) {
     let s = packet.stats();
     let t = s.stages;
-    let mut per_lod = [0u32; 3];
-    for d in packet.draws() {
-        per_lod[usize::from(d.lod).min(2)] += d.instance_count;
-    }
     println!(
         "frame {frame} (t = {:.2} s): {} instances, {} visible (LOD 0/1/2: {}/{}/{}), {} draws, {:.2} M triangles, \
-         {} KiB uploaded",
+         {} KiB uploaded ({} resident states)",
         s.time,
         s.instances,
-        s.visible,
-        per_lod[0],
-        per_lod[1],
-        per_lod[2],
-        prepared.draws,
-        prepared.triangles as f64 / 1e6,
-        prepared.uploaded_bytes / 1024
+        drawn.visible,
+        drawn.per_lod[0],
+        drawn.per_lod[1],
+        drawn.per_lod[2],
+        drawn.draws,
+        drawn.triangles as f64 / 1e6,
+        drawn.uploaded_bytes / 1024,
+        s.resident_changed,
     );
     println!(
         "  CPU ms: changes {:.3}, cull {:.3}, pool {:.3}, unique {:.3}, flatten {:.3}, pack {:.3}, prepare {prepare_ms:.3}; \
