@@ -13,9 +13,8 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use crowd_gpu::CrowdRenderer;
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_mesh::PaletteKind;
+use crowd_gpu::{CrowdRenderer, DrawCrowd};
 use crowd_mesh::posed::{PosedSkin, front_camera, pose_exact, posed_bounds, unique_packet};
 use glam::Vec3;
 use skin_pack::{Mat3x4F16, PaletteEntry, PaletteFormat, QtF16};
@@ -31,16 +30,6 @@ pub enum Format {
     /// `QtF16`, 16 bytes.
     #[value(name = "qt-f16")]
     QtF16,
-}
-
-impl Format {
-    fn kind(self) -> PaletteKind {
-        match self {
-            Self::F32 => PaletteKind::F32,
-            Self::Mat3x4F16 => PaletteKind::Mat3x4F16,
-            Self::QtF16 => PaletteKind::QtF16,
-        }
-    }
 }
 
 /// Renders `model_path` and writes `out` and its `.json`.
@@ -69,9 +58,9 @@ pub fn run(model_path: &Path, clip: usize, time: f32, size: u32, format: Format,
     let renderers = skins
         .iter()
         .map(|skin| match format {
-            Format::F32 => skin_renderer::<PaletteEntry>(&gpu, skin, format, camera),
-            Format::Mat3x4F16 => skin_renderer::<Mat3x4F16>(&gpu, skin, format, camera),
-            Format::QtF16 => skin_renderer::<QtF16>(&gpu, skin, format, camera),
+            Format::F32 => skin_renderer::<PaletteEntry>(&gpu, skin, camera),
+            Format::Mat3x4F16 => skin_renderer::<Mat3x4F16>(&gpu, skin, camera),
+            Format::QtF16 => skin_renderer::<QtF16>(&gpu, skin, camera),
         })
         .collect::<Result<Vec<_>>>()?;
     let pixels = target.render(&gpu, wgpu::Color::TRANSPARENT, |pass| {
@@ -107,10 +96,9 @@ pub fn run(model_path: &Path, clip: usize, time: f32, size: u32, format: Format,
 fn skin_renderer<F: PaletteFormat + 'static>(
     gpu: &Gpu,
     skin: &PosedSkin,
-    format: Format,
     camera: crowd_frame::FrameCamera,
-) -> Result<CrowdRenderer> {
-    let mut renderer = CrowdRenderer::new(&gpu.device, &gpu.offscreen_config(format.kind()))?;
+) -> Result<Box<dyn DrawCrowd>> {
+    let mut renderer = CrowdRenderer::<F>::new(&gpu.device, &gpu.offscreen_config())?;
     for (mesh, material) in skin.packed.iter().zip(&skin.materials) {
         renderer.add_mesh(&gpu.device, &gpu.queue, mesh, material)?;
     }
@@ -118,7 +106,7 @@ fn skin_renderer<F: PaletteFormat + 'static>(
     let packet = unique_packet::<F>(skin.palette.len(), &skin.palette, &[record], camera)
         .with_context(|| format!("skin '{}'", skin.name))?;
     renderer.prepare(&gpu.device, &gpu.queue, &packet)?;
-    Ok(renderer)
+    Ok(Box::new(renderer))
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use crowd_cull::Handle;
 use crowd_frame::{Character, CharacterOptions, ClipId, CrowdFrame, FrameCamera, FrameSettings, Packet, Spawn};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
 use crowd_gpu::{CULL_BUCKETS, CrowdRenderer, CrowdView, DebugView, PrepareStats, RenderPath, RendererConfig};
-use crowd_mesh::{Material, PackedMesh, PaletteKind, TextureData, lod_thresholds};
+use crowd_mesh::{Material, PackedMesh, TextureData, lod_thresholds};
 use glam::{Affine3A, Quat, Vec2, Vec3};
 
 /// Regiments, and ranks and files in each.
@@ -154,7 +154,7 @@ pub fn run(model: &Model, out: &Path, cpu_culled: bool) -> Result<()> {
         250.0,
     );
 
-    let config = gpu.offscreen_config(PaletteKind::F32);
+    let config = gpu.offscreen_config();
     let mut renderer = CrowdRenderer::new(&gpu.device, &config)?;
     for (m, material) in packed.iter().zip(&materials) {
         renderer.add_mesh(&gpu.device, &gpu.queue, m, material)?;

@@ -18,7 +18,7 @@ use crowd_cull::Handle;
 use crowd_frame::{Character, CharacterOptions, CrowdFrame, FrameCamera, FrameSettings};
 use crowd_gpu::CrowdRenderer;
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_mesh::{Material, PackedMesh, PaletteKind, lod_thresholds};
+use crowd_mesh::{Material, PackedMesh, lod_thresholds};
 use glam::Vec3;
 
 use crate::harness::{Effort, Figure, median_paired};
@@ -102,7 +102,7 @@ fn crowd<'a>(scene: &Scene, character: &'a Character, n: usize) -> BenchResult<(
 }
 
 fn renderer(gpu: &Gpu, scene: &Scene) -> BenchResult<CrowdRenderer> {
-    let mut r = CrowdRenderer::new(&gpu.device, &gpu.offscreen_config(PaletteKind::F32))?;
+    let mut r = CrowdRenderer::new(&gpu.device, &gpu.offscreen_config())?;
     for m in &scene.packed {
         r.add_mesh(&gpu.device, &gpu.queue, m, &Material::default())?;
     }

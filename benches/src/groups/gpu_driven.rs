@@ -26,7 +26,7 @@ use crowd_cull::Handle;
 use crowd_frame::{ClipId, CrowdFrame, FrameCamera, FrameSettings};
 use crowd_gpu::headless::Gpu;
 use crowd_gpu::{CULL_BUCKETS, CrowdRenderer, CrowdView, RenderPath};
-use crowd_mesh::{Material, PaletteKind};
+use crowd_mesh::Material;
 use glam::Vec3;
 
 use crate::groups::crowd_gpu::{BenchResult, Scene};
@@ -160,7 +160,7 @@ fn measure(gpu: &Gpu, scene: &Scene, side: u32, frames: usize, moving: bool) -> 
     crowd.add_many(&spawns, &mut handles)?;
     let l = side as f32 * 1.5;
     let camera = crate::groups::frame::grid_camera(side, Vec3::new(-0.1 * l, 0.35 * l, -0.1 * l));
-    let mut r = CrowdRenderer::new(&gpu.device, &gpu.offscreen_config(PaletteKind::F32))?;
+    let mut r = CrowdRenderer::new(&gpu.device, &gpu.offscreen_config())?;
     for m in &scene.packed {
         r.add_mesh(&gpu.device, &gpu.queue, m, &Material::default())?;
     }

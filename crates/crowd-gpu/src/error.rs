@@ -21,14 +21,6 @@ pub enum Error {
         /// The limit's value, the smaller of the configured and the device's.
         max: u64,
     },
-    /// A packet's palettes are in another format than the renderer was configured for.
-    #[error("the packet's palettes are {packet}, the renderer was configured for {renderer}")]
-    PaletteFormat {
-        /// The packet's format name (skin-pack's `PaletteFormat::NAME`).
-        packet: &'static str,
-        /// The renderer's.
-        renderer: &'static str,
-    },
     /// A mesh reads a joint at or past the packet's palette size.
     #[error("{mesh} reads joint {joint}, past the packet's {palette_entries}-entry palettes")]
     MeshJoint {

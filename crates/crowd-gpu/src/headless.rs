@@ -327,13 +327,11 @@ fn map_for_reading(gpu: &Gpu, buffer: &wgpu::Buffer, what: &str) -> Result<()> {
 }
 
 impl Gpu {
-    /// A [`RendererConfig`](crate::RendererConfig) for [`OffscreenTarget`]'s formats with `palette_format`
-    /// palettes and this device's own limits.
-    pub fn offscreen_config(&self, palette_format: crowd_mesh::PaletteKind) -> crate::RendererConfig {
+    /// A [`RendererConfig`](crate::RendererConfig) for [`OffscreenTarget`]'s formats and this device's own limits.
+    pub fn offscreen_config(&self) -> crate::RendererConfig {
         crate::RendererConfig::new(
             OFFSCREEN_COLOR_FORMAT,
             Some(OFFSCREEN_DEPTH_FORMAT),
-            palette_format,
             self.device.limits(),
         )
     }

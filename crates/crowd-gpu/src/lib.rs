@@ -27,7 +27,8 @@ pub use error::{Error, Result};
 pub use gpu_cull::{CULL_BUCKETS, CULL_WORKGROUP, CullView, CullViewUniform, DrawSlot, GpuCuller, HIDDEN_STATE};
 pub use gpu_mesh::{VERTEX_STRIDE_U8, VERTEX_STRIDE_U16};
 pub use renderer::{
-    CrowdRenderer, CrowdView, GPU_DRIVEN_STORAGE_BUFFERS, MeshHandle, PrepareStats, RenderPath, RendererConfig,
+    CrowdRenderer, CrowdView, DrawCrowd, GPU_DRIVEN_STORAGE_BUFFERS, MeshHandle, PrepareStats, RenderPath,
+    RendererConfig,
 };
 pub use resident_buffer::ResidentBuffer;
 pub use uniforms::{

@@ -6,7 +6,7 @@ use std::num::NonZeroU64;
 use crowd_cull::Tier;
 use crowd_frame::{INSTANCE_RECORD_SIZE, Packet, RecordKind};
 use crowd_mesh::{Material, PackedMesh, PaletteKind};
-use skin_pack::{Mat3x4F16, PaletteEntry, PaletteFormat, QtF16};
+use skin_pack::{PaletteEntry, PaletteFormat};
 
 use crate::gpu_mesh::{GpuMesh, VERTEX_STRIDE_U8, VERTEX_STRIDE_U16, vertex_attributes};
 use crate::grow_buffer::GrowBuffer;
@@ -18,15 +18,14 @@ mod gpu_driven;
 
 pub use gpu_driven::{CrowdView, GPU_DRIVEN_STORAGE_BUFFERS, RenderPath};
 
-/// How a [`CrowdRenderer`] is built: the pass it draws into, the palette format, and the limits it keeps to.
+/// How a [`CrowdRenderer`] is built: the pass it draws into and the limits it keeps to. (The palette format is the
+/// renderer's type parameter, the same as its packets': it is chosen once.)
 #[derive(Clone, Debug)]
 pub struct RendererConfig {
     /// The colour attachment's format.
     pub color_format: wgpu::TextureFormat,
     /// The depth attachment's format (`None`: no depth test, and no depth-only pipelines).
     pub depth_format: Option<wgpu::TextureFormat>,
-    /// The palette format of the packets.
-    pub palette_format: PaletteKind,
     /// The limits to respect, at most the device's (each is taken as the smaller of the two). A smaller
     /// `max_storage_buffer_binding_size` splits the records into more chunks.
     pub limits: wgpu::Limits,
@@ -43,18 +42,16 @@ impl RendererConfig {
     /// The default depth test: `Less`, with depth cleared to 1.
     pub const DEFAULT_DEPTH_COMPARE: wgpu::CompareFunction = wgpu::CompareFunction::Less;
 
-    /// A configuration for passes of `color_format` and `depth_format`, with `palette_format` palettes and
-    /// `limits`: depth test `Less` with writes, no MSAA.
+    /// A configuration for passes of `color_format` and `depth_format` within `limits`: depth test `Less` with
+    /// writes, no MSAA.
     pub fn new(
         color_format: wgpu::TextureFormat,
         depth_format: Option<wgpu::TextureFormat>,
-        palette_format: PaletteKind,
         limits: wgpu::Limits,
     ) -> Self {
         Self {
             color_format,
             depth_format,
-            palette_format,
             limits,
             depth_compare: Self::DEFAULT_DEPTH_COMPARE,
             depth_write: true,
@@ -104,8 +101,12 @@ struct PlannedDraw {
 /// - draw uniforms: one [`DrawUniform`] per draw call at a 256-byte stride, bound with a dynamic offset.
 ///
 /// All grow by doubling and are written only where the packet's dirty ranges say.
+///
+/// `F` is the palette format, skin-pack's [`PaletteEntry`] (f32 3×4), [`Mat3x4F16`](skin_pack::Mat3x4F16) or
+/// [`QtF16`](skin_pack::QtF16): the renderer draws packets of that format only, checked by the type system.
 #[derive(Debug)]
-pub struct CrowdRenderer {
+pub struct CrowdRenderer<F: PaletteFormat + 'static = PaletteEntry> {
+    format: std::marker::PhantomData<fn() -> F>,
     config: RendererConfig,
     /// The record window in bytes: a multiple of 256 and of the record size.
     record_window: u64,
@@ -168,7 +169,7 @@ fn uniform_entry(binding: u32, dynamic: bool, size: u64) -> wgpu::BindGroupLayou
     }
 }
 
-impl CrowdRenderer {
+impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
     /// A renderer for `config`, drawing into passes of its formats on `device`.
     ///
     /// # Errors
@@ -201,7 +202,7 @@ impl CrowdRenderer {
         let max_buffer = config.limits.max_buffer_size.min(device_limits.max_buffer_size);
 
         let record = INSTANCE_RECORD_SIZE as u64;
-        let entry = palette_entry_size(config.palette_format);
+        let entry = size_of::<F>() as u64;
         let frame_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("crowd frame"),
             entries: &[
@@ -241,7 +242,7 @@ impl CrowdRenderer {
             bind_group_layouts: &[Some(&frame_layout), Some(&draw_layout), Some(&material_layout)],
             immediate_size: 0,
         });
-        let source = shaders::crowd_skin_source(palette_fetch(config.palette_format));
+        let source = shaders::crowd_skin_source(palette_fetch(PaletteKind::of::<F>()));
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(shaders::CROWD_SKIN.file),
             source: wgpu::ShaderSource::Wgsl(source.into()),
@@ -290,6 +291,7 @@ impl CrowdRenderer {
         );
         let draw_group = draw_group(device, &draw_layout, &draw_uniforms);
         Ok(Self {
+            format: std::marker::PhantomData,
             config: config.clone(),
             record_window,
             binding_limit: binding,
@@ -367,26 +369,14 @@ impl CrowdRenderer {
     ///
     /// # Errors
     ///
-    /// [`Error::PaletteFormat`] when `F` is not the configured palette format; [`Error::MeshJoint`] when a mesh
+    /// [`Error::MeshJoint`] when a mesh
     /// reads a joint at or past the packet's `skin_joint_count`; [`Error::MissingLod`] when a draw names a LOD a
     /// mesh lacks; [`Error::Limit`] when a palette buffer is past `max_storage_buffer_binding_size` (palettes are
     /// bound whole) or any buffer the frame needs (records, palettes, draw uniforms) would be past
     /// `max_buffer_size`. Nothing is uploaded then, and `render` draws nothing until a `prepare` succeeds.
-    pub fn prepare<F: PaletteFormat + 'static>(
-        &mut self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        packet: &Packet<F>,
-    ) -> Result<PrepareStats> {
+    pub fn prepare(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, packet: &Packet<F>) -> Result<PrepareStats> {
         self.plan.clear();
         self.stats = PrepareStats::default();
-        let kind = PaletteKind::of::<F>();
-        if kind != self.config.palette_format {
-            return Err(Error::PaletteFormat {
-                packet: kind.name(),
-                renderer: self.config.palette_format.name(),
-            });
-        }
         let joints = packet.skin_joint_count();
         for mesh in &self.meshes {
             if mesh.max_joint as usize >= joints {
@@ -599,15 +589,6 @@ fn palette_fetch(kind: PaletteKind) -> &'static ShaderSource {
     }
 }
 
-fn palette_entry_size(kind: PaletteKind) -> u64 {
-    let bytes = match kind {
-        PaletteKind::F32 => size_of::<PaletteEntry>(),
-        PaletteKind::Mat3x4F16 => size_of::<Mat3x4F16>(),
-        PaletteKind::QtF16 => size_of::<QtF16>(),
-    };
-    bytes as u64
-}
-
 fn tier_code(tier: Tier) -> u32 {
     tier as u32
 }
@@ -739,4 +720,23 @@ fn skin_pipeline(
         multiview_mask: None,
         cache: None,
     })
+}
+
+/// A prepared renderer's draws, whatever its palette format: for a pass that mixes renderers of several formats
+/// (`&[&dyn DrawCrowd]`).
+pub trait DrawCrowd {
+    /// [`CrowdRenderer::render`].
+    fn render(&self, pass: &mut wgpu::RenderPass<'_>);
+    /// [`CrowdRenderer::render_depth_only`].
+    fn render_depth_only(&self, pass: &mut wgpu::RenderPass<'_>);
+}
+
+impl<F: PaletteFormat + 'static> DrawCrowd for CrowdRenderer<F> {
+    fn render(&self, pass: &mut wgpu::RenderPass<'_>) {
+        CrowdRenderer::render(self, pass);
+    }
+
+    fn render_depth_only(&self, pass: &mut wgpu::RenderPass<'_>) {
+        CrowdRenderer::render_depth_only(self, pass);
+    }
 }

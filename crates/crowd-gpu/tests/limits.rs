@@ -8,7 +8,7 @@ use common::images;
 use common::scenes::{plane_camera, pooled_packet, pooled_record, two_joint_box};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
 use crowd_gpu::{CrowdRenderer, Error};
-use crowd_mesh::{Material, PackedMesh, PaletteKind};
+use crowd_mesh::{Material, PackedMesh};
 use glam::Vec3;
 use skin_pack::PaletteEntry;
 
@@ -18,7 +18,7 @@ fn identity_pool(slots: usize) -> Vec<PaletteEntry> {
 }
 
 fn box_renderer(gpu: &Gpu, limits: wgpu::Limits, meshes: usize) -> CrowdRenderer {
-    let mut r = images::renderer(gpu, PaletteKind::F32, Some(limits));
+    let mut r = images::renderer(gpu, Some(limits));
     let mesh = PackedMesh::new(&two_joint_box(0.7), 2).expect("the box packs");
     for _ in 0..meshes {
         images::add_meshes(gpu, &mut r, std::slice::from_ref(&mesh), &[Material::default()]);

@@ -9,7 +9,7 @@ mod common;
 use std::alloc::System;
 
 use common::scenes::{grid, plane_camera, pooled_packet, pooled_record, two_joint_box};
-use crowd_mesh::{Material, PackedMesh, PaletteKind};
+use crowd_mesh::{Material, PackedMesh};
 use skin_pack::PaletteEntry;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
@@ -19,7 +19,7 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 #[test]
 fn prepare_allocates_a_fixed_amount_after_warm_up() {
     let Some(gpu) = common::gpu() else { return };
-    let mut r = common::images::renderer(&gpu, PaletteKind::F32, None);
+    let mut r = common::images::renderer(&gpu, None);
     let mesh = PackedMesh::new(&two_joint_box(0.5), 2).expect("packs");
     common::images::add_meshes(&gpu, &mut r, &[mesh], &[Material::default()]);
     let pool = vec![PaletteEntry::IDENTITY; 4];

@@ -9,7 +9,6 @@ mod common;
 use common::images;
 use common::scenes::pooled_packet;
 use crowd_gpu::headless::OffscreenTarget;
-use crowd_mesh::PaletteKind;
 use crowd_mesh::posed::{front_camera, pose_exact, unique_packet};
 use glam::Vec3;
 use skin_pack::{PaletteEntry, PaletteFormat};
@@ -32,7 +31,7 @@ fn a_pooled_instance_between_two_slots_is_close_to_the_exact_pose() {
     let target = OffscreenTarget::new(&gpu.device, SIZE.0, SIZE.1).expect("a target");
     let joints = exact.palette.len();
 
-    let mut reference = images::renderer(&gpu, PaletteKind::F32, None);
+    let mut reference = images::renderer(&gpu, None);
     images::add_meshes(&gpu, &mut reference, &exact.packed, &exact.materials);
     let packet = unique_packet::<PaletteEntry>(joints, &exact.palette, &[images::unique_record(Vec3::ZERO, 0)], camera)
         .expect("a packet");
@@ -45,7 +44,7 @@ fn a_pooled_instance_between_two_slots_is_close_to_the_exact_pose() {
         .chain(&b.palette)
         .map(|m| PaletteEntry::encode(m, glam::Vec3A::ZERO))
         .collect();
-    let mut pooled = images::renderer(&gpu, PaletteKind::F32, None);
+    let mut pooled = images::renderer(&gpu, None);
     images::add_meshes(&gpu, &mut pooled, &exact.packed, &exact.materials);
     let mut render_at = |fraction: f32| {
         let record = common::scenes::pooled_record(Vec3::ZERO, [0, 1], fraction);

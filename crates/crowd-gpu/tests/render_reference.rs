@@ -15,7 +15,7 @@
 mod common;
 
 use common::images::{self, Difference};
-use crowd_gpu::CrowdRenderer;
+use crowd_gpu::DrawCrowd;
 use crowd_gpu::headless::OffscreenTarget;
 use crowd_mesh::posed::{PosedSkin, front_camera, pose_exact, unique_packet};
 use crowd_mesh::{PackedJoints, PackedMesh, PaletteKind};
@@ -94,13 +94,12 @@ fn static_mesh(mesh: &anim_pose::SkinnedMesh, packed: &PackedMesh, palette: &[Af
 
 fn gpu_renderer<F: PaletteFormat + 'static>(
     gpu: &crowd_gpu::headless::Gpu,
-    kind: PaletteKind,
     skin: &PosedSkin,
     palettes: &[Affine3A],
     positions: &[Vec3],
     camera: crowd_frame::FrameCamera,
-) -> CrowdRenderer {
-    let mut r = images::renderer(gpu, kind, None);
+) -> Box<dyn DrawCrowd> {
+    let mut r = images::renderer::<F>(gpu, None);
     images::add_meshes(gpu, &mut r, &skin.packed, &skin.materials);
     let joints = skin.palette.len();
     let records: Vec<_> = positions
@@ -110,7 +109,7 @@ fn gpu_renderer<F: PaletteFormat + 'static>(
         .collect();
     let packet = unique_packet::<F>(joints, palettes, &records, camera).expect("the packet builds");
     images::prepare(gpu, &mut r, &packet);
-    r
+    Box::new(r)
 }
 
 fn check(name: &str, d: Difference, mean: f64, flipped: f64, max: Option<u8>) -> bool {
@@ -149,9 +148,9 @@ fn gpu_skinning_matches_the_cpu_reference() {
         let palettes: Vec<Affine3A> = poses.iter().flat_map(|p| p[0].palette.clone()).collect();
         let positions: Vec<Vec3> = (0..ROWS.len()).map(|row| position(row, col)).collect();
         gpu_path.push(match kind {
-            PaletteKind::F32 => gpu_renderer::<PaletteEntry>(&gpu, kind, skin, &palettes, &positions, camera),
-            PaletteKind::Mat3x4F16 => gpu_renderer::<Mat3x4F16>(&gpu, kind, skin, &palettes, &positions, camera),
-            PaletteKind::QtF16 => gpu_renderer::<QtF16>(&gpu, kind, skin, &palettes, &positions, camera),
+            PaletteKind::F32 => gpu_renderer::<PaletteEntry>(&gpu, skin, &palettes, &positions, camera),
+            PaletteKind::Mat3x4F16 => gpu_renderer::<Mat3x4F16>(&gpu, skin, &palettes, &positions, camera),
+            PaletteKind::QtF16 => gpu_renderer::<QtF16>(&gpu, skin, &palettes, &positions, camera),
         });
         for (row, pose) in poses.iter().enumerate() {
             let skin = &pose[0];
@@ -162,7 +161,7 @@ fn gpu_skinning_matches_the_cpu_reference() {
                 .zip(&skin.packed)
                 .map(|(&m, packed)| static_mesh(&model.meshes[m], packed, &decoded))
                 .collect();
-            let mut r = images::renderer(&gpu, PaletteKind::F32, None);
+            let mut r = images::renderer(&gpu, None);
             images::add_meshes(&gpu, &mut r, &statics, &skin.materials);
             let record = images::unique_record(position(row, col), 0);
             let packet = unique_packet::<PaletteEntry>(1, &[Affine3A::IDENTITY], &[record], camera).expect("packet");
@@ -170,8 +169,12 @@ fn gpu_skinning_matches_the_cpu_reference() {
             cpu_path.push(r);
         }
     }
-    let gpu_image = images::render(&gpu, &target, &gpu_path.iter().collect::<Vec<_>>());
-    let cpu_image = images::render(&gpu, &target, &cpu_path.iter().collect::<Vec<_>>());
+    let gpu_image = images::render(&gpu, &target, &gpu_path.iter().map(|r| r.as_ref()).collect::<Vec<_>>());
+    let cpu_image = images::render(
+        &gpu,
+        &target,
+        &cpu_path.iter().map(|r| r as &dyn DrawCrowd).collect::<Vec<_>>(),
+    );
     let covered = gpu_image.chunks_exact(4).filter(|p| p[3] == 255).count();
     assert!(
         covered > (SIZE.0 * SIZE.1 / 20) as usize,

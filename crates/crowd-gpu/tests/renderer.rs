@@ -8,7 +8,7 @@ use common::images;
 use common::scenes::{grid, plane_camera, pooled_packet, pooled_record, two_joint_box};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
 use crowd_gpu::{CrowdRenderer, DebugView, instance_id_color};
-use crowd_mesh::{Material, PackedMesh, PaletteKind};
+use crowd_mesh::{Material, PackedMesh};
 use glam::{Affine3A, Vec3};
 use skin_pack::PaletteEntry;
 
@@ -24,7 +24,7 @@ fn pool(lift: f32) -> Vec<PaletteEntry> {
 }
 
 fn box_renderer(gpu: &Gpu, limits: Option<wgpu::Limits>) -> CrowdRenderer {
-    let mut r = images::renderer(gpu, PaletteKind::F32, limits);
+    let mut r = images::renderer(gpu, limits);
     let mesh = PackedMesh::new(&two_joint_box(0.7), 2).expect("the box packs");
     images::add_meshes(gpu, &mut r, &[mesh], &[Material::default()]);
     r
@@ -166,22 +166,8 @@ fn bad_input_gets_errors_not_device_errors() {
     );
     assert_eq!(r.stats().draws, 0, "a failed prepare leaves nothing to draw");
 
-    // A packet in another palette format than the renderer's.
-    let f16: Vec<skin_pack::QtF16> = vec![skin_pack::PaletteFormat::encode(&Affine3A::IDENTITY, glam::Vec3A::ZERO); 4];
-    let packet = crowd_frame::Packet::from_parts(&crowd_frame::PacketParts {
-        time: 0.0,
-        camera,
-        skin_joint_count: 2,
-        pool_palettes: &f16,
-        unique_palettes: &[],
-        records: &[],
-        draws: &[],
-    })
-    .expect("a packet");
-    let err = r
-        .prepare(&gpu.device, &gpu.queue, &packet)
-        .expect_err("format mismatch");
-    assert!(err.to_string().contains("configured for"), "{err}");
+    // A packet in another palette format than the renderer's does not compile: the format is the renderer's
+    // type parameter (`CrowdRenderer<F>` prepares `Packet<F>` only).
 
     // Pooled palettes past the binding limit (they are bound whole).
     let mut small = box_renderer(&gpu, Some(small_binding(&gpu, 1024)));
@@ -193,7 +179,7 @@ fn bad_input_gets_errors_not_device_errors() {
     assert!(err.to_string().contains("max_storage_buffer_binding_size"), "{err}");
 
     // A draw at a LOD the mesh lacks.
-    let mut one_lod = images::renderer(&gpu, PaletteKind::F32, None);
+    let mut one_lod = images::renderer(&gpu, None);
     let mesh = PackedMesh::with_lods(&two_joint_box(0.5), 2, &[1.0]).expect("packs");
     images::add_meshes(&gpu, &mut one_lod, &[mesh], &[Material::default()]);
     let mut draw = *pooled_packet(2, &pool(0.0), &[record], 1, camera)

@@ -96,7 +96,7 @@ impl CrowdView {
     }
 }
 
-impl CrowdRenderer {
+impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
     /// Switches the renderer to the GPU-driven path for the crowd's draw group `desc` (its clip bounds, LOD,
     /// tier and rate thresholds and hysteresis: `CrowdFrame::store().group_desc(..)`). Call it after adding the
     /// meshes; packets must then come from a `CrowdFrame` with `FrameSettings::gpu_driven`.
@@ -251,7 +251,7 @@ impl CrowdRenderer {
 
     /// Applies the packet's resident changes, clips and clock (GPU-driven path; called by `prepare`). The changes
     /// are checked against the packet's slot count before anything is written ([`ResidentBuffer::apply`]).
-    pub(super) fn prepare_resident<F: PaletteFormat>(
+    pub(super) fn prepare_resident(
         &mut self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,

@@ -4,7 +4,7 @@ use crowd_cull::Handle;
 use crowd_frame::{Character, CharacterOptions, ClipId, CrowdFrame, FrameCamera, FrameSettings, Spawn};
 use crowd_gpu::headless::Gpu;
 use crowd_gpu::{CrowdRenderer, RenderPath};
-use crowd_mesh::{Material, PackedMesh, PaletteKind, lod_thresholds};
+use crowd_mesh::{Material, PackedMesh, lod_thresholds};
 use glam::{Quat, Vec3};
 
 use super::images;
@@ -105,7 +105,7 @@ pub fn camera(eye: Vec3, target: Vec3) -> FrameCamera {
 
 /// A renderer with the scene's meshes, GPU-driven for the crowd's group when `gpu_driven`.
 pub fn renderer(gpu: &Gpu, scene: &Scene, crowd: &CrowdFrame<'_>, gpu_driven: bool) -> CrowdRenderer {
-    let mut r = images::renderer(gpu, PaletteKind::F32, None);
+    let mut r = images::renderer(gpu, None);
     let materials = vec![Material::default(); scene.meshes.len()];
     images::add_meshes(gpu, &mut r, &scene.meshes, &materials);
     if gpu_driven {

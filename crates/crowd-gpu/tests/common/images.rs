@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use crowd_frame::{InstanceRecord, Packet};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::{CrowdRenderer, RendererConfig};
-use crowd_mesh::{Material, PackedMesh, PaletteKind};
+use crowd_gpu::{CrowdRenderer, DrawCrowd, RendererConfig};
+use crowd_mesh::{Material, PackedMesh};
 use glam::Vec3;
 use skin_pack::PaletteFormat;
 
@@ -16,20 +16,25 @@ pub fn default_character() -> anim_pose::Model {
     anim_pose::import_file(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// A renderer for the offscreen target's formats with `kind` palettes and `limits` (the device's when `None`).
-pub fn renderer(gpu: &Gpu, kind: PaletteKind, limits: Option<wgpu::Limits>) -> CrowdRenderer {
+/// A renderer for the offscreen target's formats with `F` palettes and `limits` (the device's when `None`).
+pub fn renderer<F: PaletteFormat + 'static>(gpu: &Gpu, limits: Option<wgpu::Limits>) -> CrowdRenderer<F> {
     CrowdRenderer::new(
         &gpu.device,
         &RendererConfig {
             limits: limits.unwrap_or_else(|| gpu.device.limits()),
-            ..gpu.offscreen_config(kind)
+            ..gpu.offscreen_config()
         },
     )
     .expect("a renderer")
 }
 
 /// Adds every mesh of `meshes` with its material.
-pub fn add_meshes(gpu: &Gpu, renderer: &mut CrowdRenderer, meshes: &[PackedMesh], materials: &[Material]) {
+pub fn add_meshes<F: PaletteFormat + 'static>(
+    gpu: &Gpu,
+    renderer: &mut CrowdRenderer<F>,
+    meshes: &[PackedMesh],
+    materials: &[Material],
+) {
     for (m, material) in meshes.iter().zip(materials) {
         renderer
             .add_mesh(&gpu.device, &gpu.queue, m, material)
@@ -38,14 +43,14 @@ pub fn add_meshes(gpu: &Gpu, renderer: &mut CrowdRenderer, meshes: &[PackedMesh]
 }
 
 /// Prepares `packet` in `renderer`.
-pub fn prepare<F: PaletteFormat + 'static>(gpu: &Gpu, renderer: &mut CrowdRenderer, packet: &Packet<F>) {
+pub fn prepare<F: PaletteFormat + 'static>(gpu: &Gpu, renderer: &mut CrowdRenderer<F>, packet: &Packet<F>) {
     renderer
         .prepare(&gpu.device, &gpu.queue, packet)
         .expect("the packet prepares");
 }
 
 /// Renders every renderer of `renderers` (prepared) into one image on a transparent background.
-pub fn render(gpu: &Gpu, target: &OffscreenTarget, renderers: &[&CrowdRenderer]) -> Vec<u8> {
+pub fn render(gpu: &Gpu, target: &OffscreenTarget, renderers: &[&dyn DrawCrowd]) -> Vec<u8> {
     target
         .render(gpu, wgpu::Color::TRANSPARENT, |pass| {
             for r in renderers {
