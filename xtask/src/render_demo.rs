@@ -62,8 +62,8 @@ pub fn run(model: &Model, out: &Path, cpu_culled: bool) -> Result<()> {
             })
         })
         .collect::<Result<_>>()?;
-    let lods: Vec<_> = packed[0].lods.iter().map(|l| l.range()).collect();
-    let character = Character::from_model(model, 0, &CharacterOptions::default())?.with_lods(lods)?;
+    let character =
+        Character::from_model(model, 0, &CharacterOptions::default())?.with_lod_count(packed[0].lods.len())?;
     let radius = character
         .clip_bounds()
         .iter()

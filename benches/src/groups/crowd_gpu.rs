@@ -57,8 +57,8 @@ impl Scene {
     }
 
     pub(crate) fn character(&self) -> BenchResult<Character> {
-        let lods = self.packed[0].lods.iter().map(|l| l.range()).collect();
-        Ok(Character::from_model(&self.model, 0, &CharacterOptions::default())?.with_lods(lods)?)
+        let lods = self.packed[0].lods.len();
+        Ok(Character::from_model(&self.model, 0, &CharacterOptions::default())?.with_lod_count(lods)?)
     }
 
     /// Distinct vertices each LOD of every mesh reads: what a frame's vertex shader runs per instance at that LOD.

@@ -15,18 +15,6 @@ use crate::{Error, Result};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct ClipId(pub u16);
 
-/// The index range of one LOD in the renderer's index buffer of the character: what
-/// `wgpu::RenderPass::draw_indexed_indirect` takes besides the instance range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct LodRange {
-    /// The first index.
-    pub first_index: u32,
-    /// The number of indices.
-    pub index_count: u32,
-    /// The value added to each index before it reads a vertex.
-    pub base_vertex: i32,
-}
-
 /// How [`Character::from_model`] picks each clip's number of pose-pool slots `K`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SlotCount {
@@ -74,13 +62,13 @@ pub struct Character {
     clips: Vec<RuntimeClip>,
     slots: Vec<usize>,
     clip_bounds: Vec<Aabb>,
-    lods: Vec<LodRange>,
+    lod_count: usize,
     binding: PaletteBinding,
 }
 
 impl Character {
-    /// A character from its parts. `slots`, `clip_bounds` and `clips` are parallel (one entry per clip); `lods`
-    /// holds at least one LOD, finest first.
+    /// A character from its parts. `slots`, `clip_bounds` and `clips` are parallel (one entry per clip);
+    /// `lod_count` LODs (1 to `crowd_cull::limits::MAX_LODS`) are drawn, whose index ranges the renderer's meshes own.
     ///
     /// # Errors
     ///
@@ -92,7 +80,7 @@ impl Character {
         clips: Vec<RuntimeClip>,
         slots: Vec<usize>,
         clip_bounds: Vec<Aabb>,
-        lods: Vec<LodRange>,
+        lod_count: usize,
     ) -> Result<Self> {
         if clips.is_empty() || clips.len() >= usize::from(u16::MAX) {
             return Err(Error::invalid(
@@ -129,28 +117,22 @@ impl Character {
                 ));
             }
         }
-        if lods.is_empty() {
-            return Err(Error::invalid("character LODs", "there are none; give at least LOD 0"));
-        }
+        check_lod_count(lod_count)?;
         let binding = PaletteBinding::new(&skeleton)?;
         Ok(Self {
             skeleton,
             clips,
             slots,
             clip_bounds,
-            lods,
+            lod_count,
             binding,
         })
     }
 
     /// Builds skeleton `skeleton` of `model` with every clip that animates it (in model order), the meshes bound
     /// to it, their animated bounds per clip (`skin_pack::animated_bounds`, in instance space), the slot counts of
-    /// `options`, and one LOD covering all those meshes.
-    ///
-    /// The LOD's index range assumes the renderer's index buffer holds the skeleton's meshes one after another in
-    /// model order, each mesh's indices rebased to its first vertex: `first_index = 0`, `index_count` the sum of
-    /// their index counts, `base_vertex = 0`. A renderer that builds simplified LODs sets its own with
-    /// [`Character::with_lods`].
+    /// `options`, and one LOD. A renderer whose meshes have simplified LODs sets their number with
+    /// [`Character::with_lod_count`].
     ///
     /// Allocates and runs setup-time searches; call it at load.
     ///
@@ -205,27 +187,18 @@ impl Character {
                 }
             });
         }
-        let index_count: usize = meshes.iter().map(|m| m.indices.len()).sum();
-        let index_count = u32::try_from(index_count)
-            .map_err(|_| Error::invalid("character meshes", format!("{index_count} indices do not fit in u32")))?;
-        let lods = vec![LodRange {
-            first_index: 0,
-            index_count,
-            base_vertex: 0,
-        }];
-        Self::new(sk.clone(), clips, slots, clip_bounds, lods)
+        Self::new(sk.clone(), clips, slots, clip_bounds, 1)
     }
 
-    /// The same character with other LODs (finest first, at least one).
+    /// The same character drawn with `lod_count` LODs: as many as its meshes have (`crowd_mesh::PackedMesh::lods`);
+    /// the meshes own the LODs' index ranges, the frame only picks a LOD per instance.
     ///
     /// # Errors
     ///
-    /// [`Error::Invalid`] when `lods` is empty.
-    pub fn with_lods(mut self, lods: Vec<LodRange>) -> Result<Self> {
-        if lods.is_empty() {
-            return Err(Error::invalid("character LODs", "there are none; give at least LOD 0"));
-        }
-        self.lods = lods;
+    /// [`Error::Invalid`] when `lod_count` is 0 or past `crowd_cull::limits::MAX_LODS`.
+    pub fn with_lod_count(mut self, lod_count: usize) -> Result<Self> {
+        check_lod_count(lod_count)?;
+        self.lod_count = lod_count;
         Ok(self)
     }
 
@@ -257,13 +230,24 @@ impl Character {
         &self.clip_bounds
     }
 
-    /// The LOD index ranges, finest first.
-    pub fn lods(&self) -> &[LodRange] {
-        &self.lods
+    /// The number of LODs the frame picks among.
+    pub fn lod_count(&self) -> usize {
+        self.lod_count
     }
 
     /// The palette binding of the skin.
     pub fn binding(&self) -> &PaletteBinding {
         &self.binding
     }
+}
+
+/// Checks a LOD count: 1 to `crowd_cull::limits::MAX_LODS`.
+fn check_lod_count(lod_count: usize) -> Result<()> {
+    if lod_count == 0 || lod_count > crowd_cull::limits::MAX_LODS {
+        return Err(Error::invalid(
+            "character LODs",
+            format!("there are {lod_count}; give 1 to {}", crowd_cull::limits::MAX_LODS),
+        ));
+    }
+    Ok(())
 }

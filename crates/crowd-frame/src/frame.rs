@@ -171,13 +171,13 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
     /// - [`Error::Cull`] for invalid cluster settings or thresholds, [`Error::Pose`] for pool options or slot
     ///   counts the pool rejects, [`Error::Palette`] for the exchange.
     pub fn new(character: &'a Character, settings: FrameSettings) -> Result<Self> {
-        if settings.lod_thresholds.len() + 1 != character.lods().len() {
+        if settings.lod_thresholds.len() + 1 != character.lod_count() {
             return Err(Error::invalid(
                 "FrameSettings::lod_thresholds",
                 format!(
                     "has {} thresholds for a character of {} LODs; give one fewer than the LODs",
                     settings.lod_thresholds.len(),
-                    character.lods().len()
+                    character.lod_count()
                 ),
             ));
         }
@@ -214,7 +214,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
                     s,
                     pool.slot_count(),
                     settings.max_unique,
-                    character.lods().len(),
+                    character.lod_count(),
                     pool.max_crossfade_buckets(),
                 )
             })
@@ -653,7 +653,6 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
                 tracks: &self.tracks[..n],
                 times: &self.times[..n],
                 unique_of: &self.unique_of[..n],
-                lods: self.character.lods(),
                 skin_joint_count: s,
             },
             &mut self.refs[..n],

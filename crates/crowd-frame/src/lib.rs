@@ -18,6 +18,10 @@
 //! Baked and VAT instances have no GPU path yet: they are packed as pooled, through the pose pool, in their
 //! tiers' draws ([`RecordKind::Pooled`]), so no visible instance is dropped.
 //!
+//! With [`FrameSettings::gpu_driven`] the step follows what changed instead: it culls nothing and packs records
+//! only for the few unique instances nearest the camera, and hands over the changed [`ResidentInstance`]s
+//! ([`Packet::resident`]) for a renderer that keeps the crowd on the GPU and culls it per view.
+//!
 //! One clip id space: a [`ClipId`] is the character's clip index, the pool track and the culling clip (see
 //! [`anim`] for the animation state and its mapping onto the pool).
 //!
@@ -59,7 +63,7 @@ mod resident;
 mod unique;
 
 pub use anim::{Spawn, clip_time};
-pub use character::{Character, CharacterOptions, ClipId, LodRange, SlotCount};
+pub use character::{Character, CharacterOptions, ClipId, SlotCount};
 pub use error::{Error, Result};
 pub use frame::{CrowdFrame, FrameSettings};
 pub use packet::{

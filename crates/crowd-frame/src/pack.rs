@@ -7,7 +7,6 @@ use rayon::prelude::*;
 use skin_pack::{ByteRange, PaletteFormat};
 
 use crate::Result;
-use crate::character::LodRange;
 use crate::frame::NOT_UNIQUE;
 use crate::packet::{Packet, PacketDraw, RecordKind};
 use crate::record::{INSTANCE_RECORD_SIZE, InstanceRecord};
@@ -29,8 +28,6 @@ pub(crate) struct PackInput<'a> {
     pub times: &'a [f32],
     /// Per record: the unique index, or [`NOT_UNIQUE`].
     pub unique_of: &'a [u32],
-    /// The character's LODs.
-    pub lods: &'a [LodRange],
     /// Entries per palette.
     pub skin_joint_count: usize,
 }
@@ -93,14 +90,12 @@ pub(crate) fn pack_frame<F: PaletteFormat>(
     let mut per_tier = [0u32; 4];
     let mut overflow = 0;
     for d in input.cull.draws() {
-        let indices = input.lods[usize::from(d.lod)];
         let draw = |kind, first_instance, instance_count| PacketDraw {
             lod: d.lod,
             tier: d.tier,
             kind,
             first_instance,
             instance_count,
-            indices,
         };
         per_tier[d.tier as usize] += d.instance_count;
         if d.tier == Tier::Unique {

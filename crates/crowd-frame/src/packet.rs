@@ -4,7 +4,6 @@ use crowd_cull::{CullCamera, Tier};
 use glam::{Mat4, Vec3};
 use skin_pack::{ByteRange, FramePacket, PaletteEntry, PaletteFormat};
 
-use crate::character::LodRange;
 use crate::record::InstanceRecord;
 use crate::resident::{ResidentClip, ResidentInstance};
 
@@ -18,11 +17,10 @@ pub enum RecordKind {
 }
 
 /// One draw of the packet: the records `first_instance..first_instance + instance_count` of
-/// [`Packet::records`], all of one LOD, culling tier and record kind, drawn with the LOD's index range.
-///
-/// Maps onto `wgpu::util::DrawIndexedIndirectArgs` as `{ index_count: indices.index_count, instance_count,
-/// first_index: indices.first_index, base_vertex: indices.base_vertex, first_instance }`: the vertex shader reads
-/// `records[instance_index]` directly.
+/// [`Packet::records`], all of one LOD, culling tier and record kind. A renderer draws each of its meshes' index
+/// range for that LOD (the meshes own the LODs' index ranges; the packet names the LOD only) over those records,
+/// reading `records[instance_index]` (crowd-gpu binds the record window of the draw's chunk and issues one
+/// instanced draw per mesh and chunk).
 ///
 /// Tiers without a GPU path yet (baked and VAT) are packed as [`RecordKind::Pooled`]; so are the unique-tier
 /// instances past [`FrameSettings::max_unique`](crate::FrameSettings::max_unique), in a second draw of the
@@ -41,8 +39,6 @@ pub struct PacketDraw {
     pub first_instance: u32,
     /// The number of records.
     pub instance_count: u32,
-    /// The LOD's index range.
-    pub indices: LodRange,
 }
 
 /// The camera of a frame: what culling used and what the renderer draws with.

@@ -196,7 +196,6 @@ fn check_record(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::character::LodRange;
     use crate::record::RecordAnim;
     use crowd_cull::Tier;
     use glam::{Quat, Vec3, Vec4};
@@ -213,7 +212,6 @@ mod tests {
             kind,
             first_instance,
             instance_count,
-            indices: LodRange::default(),
         }
     }
 

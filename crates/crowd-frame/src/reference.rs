@@ -57,7 +57,6 @@ pub fn reference_frame<F: PaletteFormat>(frame: &CrowdFrame<'_, F>) -> Result<Re
     let soa = num_soa_joints(skeleton.joint_count());
     let rest = skeleton.rest_pose_soa();
     for d in cull.draws() {
-        let lod = character.lods()[usize::from(d.lod)];
         let list = cull.list(frame.group(), d.lod, d.tier);
         let take = if d.tier == Tier::Unique {
             list.len().min(max_unique - out.unique_palettes.len())
@@ -157,7 +156,6 @@ pub fn reference_frame<F: PaletteFormat>(frame: &CrowdFrame<'_, F>) -> Result<Re
             kind,
             first_instance,
             instance_count,
-            indices: lod,
         };
         if d.tier == Tier::Unique {
             out.draws.push(draw(RecordKind::Unique, d.first_instance, take as u32));

@@ -4,7 +4,7 @@
 mod common;
 
 use crowd_frame::{
-    Character, CharacterOptions, ClipId, CrowdFrame, Error, FrameCamera, FrameSettings, LodRange, RecordKind, Spawn,
+    Character, CharacterOptions, ClipId, CrowdFrame, Error, FrameCamera, FrameSettings, RecordKind, Spawn,
 };
 use glam::{Quat, Vec3, Vec4};
 use skin_pack::{Overrun, PaletteEntry};
@@ -26,7 +26,7 @@ fn characters_with_inconsistent_parts_are_refused() {
             c.clips().to_vec(),
             c.slots().to_vec(),
             c.clip_bounds().to_vec(),
-            c.lods().to_vec(),
+            c.lod_count(),
         )
     };
     let (sk, clips, slots, bounds, lods) = parts();
@@ -44,16 +44,14 @@ fn characters_with_inconsistent_parts_are_refused() {
     bounds3[1].min = Vec3::NAN;
     assert!(what(Character::new(sk, clips3, slots3, bounds3, lods3)).starts_with("character clip 1"));
     let (sk, ..) = parts();
-    assert_eq!(
-        what(Character::new(sk, clips, slots, bounds, Vec::new())),
-        "character LODs"
-    );
+    assert_eq!(what(Character::new(sk, clips, slots, bounds, 0)), "character LODs");
     let model = common::model();
     assert_eq!(
         what(Character::from_model(&model, 5, &CharacterOptions::default())),
         "character skeleton"
     );
-    assert_eq!(what(common::character(4).with_lods(Vec::new())), "character LODs");
+    assert_eq!(what(common::character(4).with_lod_count(0)), "character LODs");
+    assert_eq!(what(common::character(4).with_lod_count(9)), "character LODs");
 }
 
 #[test]
@@ -93,9 +91,7 @@ fn settings_that_do_not_fit_the_character_are_refused() {
         Err(Error::Cull(_))
     ));
     // Two LODs with one threshold build.
-    let two = common::character(4)
-        .with_lods(vec![LodRange::default(); 2])
-        .expect("two LODs");
+    let two = common::character(4).with_lod_count(2).expect("two LODs");
     let settings = FrameSettings {
         lod_thresholds: vec![0.1],
         ..FrameSettings::default()

@@ -89,7 +89,7 @@ fn check(crowd: &CrowdFrame<'_>, packet: &Packet, frame: usize) {
     let stats = packet.stats();
     assert_eq!(stats.visible as usize, packet.records().len());
     assert_eq!(stats.per_tier.iter().sum::<u32>(), stats.visible);
-    assert_eq!(packet.draws().len(), DRAWS_PER_LOD * crowd.character().lods().len());
+    assert_eq!(packet.draws().len(), DRAWS_PER_LOD * crowd.character().lod_count());
     let drawn: u32 = packet.draws().iter().map(|d: &PacketDraw| d.instance_count).sum();
     assert_eq!(
         drawn, stats.visible,
@@ -161,7 +161,7 @@ fn a_skin_that_leaves_joints_out_gets_its_own_palette_offsets() {
         clips,
         full.slots().to_vec(),
         full.clip_bounds().to_vec(),
-        full.lods().to_vec(),
+        full.lod_count(),
     )
     .expect("the partial skin builds");
     run(&character, FrameSettings::default(), 1000, 10);

@@ -1,14 +1,19 @@
 //! The wgpu crowd renderer, and the registry of every WGSL shader in `shaders/`.
 //!
-//! The renderer itself (instanced skinned draws, baked playback, GPU culling, headless images) is being built
-//! (issue 21). Today the crate holds:
-//! - [`CrowdRenderer`], which uploads crowd-mesh's packed meshes (`crowd_mesh::PackedMesh`, with their
-//!   `crowd_mesh::Material`) and draws crowd-frame's packets, skinned on the GPU;
-//! - [`GpuCuller`], the GPU-driven culling pass over resident instances;
+//! The crate holds:
+//! - [`CrowdRenderer`], engine middleware (the engine owns the device, the queue and the pass) that uploads
+//!   crowd-mesh's packed meshes (`crowd_mesh::PackedMesh`, with their `crowd_mesh::Material`) and draws
+//!   crowd-frame's packets, skinned on the GPU, on one of two paths ([`RenderPath`]): CPU-culled (one record per
+//!   visible instance, instanced draws) or GPU-driven (resident instances, a cull pass per [`CrowdView`], one
+//!   indirect draw per mesh, LOD and tier);
+//! - [`GpuCuller`] and [`ResidentBuffer`], the GPU-driven path's cull pass and instance state, usable alone;
 //! - [`headless`]: a device without a window ([`headless::Gpu`]) and an offscreen RGBA8 target that reads back
 //!   ([`headless::OffscreenTarget`]);
 //! - [`shaders`], the single place that loads WGSL source; its tests validate every shader with naga and check the
-//!   GPU layouts of the palette entries and the instance record against their Rust types.
+//!   GPU layouts of the palette entries, the instance record, the resident instance and the cull structs against
+//!   their Rust types.
+//!
+//! Baked and VAT playback are not here yet: those tiers draw through the pose pool.
 //!
 //! Everything that needs no device (mesh packing, quantizers, LOD levels, textures, exact poses) lives in
 //! `crowd-mesh`, which an engine with its own renderer can use without wgpu.

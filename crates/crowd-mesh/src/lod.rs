@@ -20,15 +20,6 @@ pub struct LodLevel {
 }
 
 impl LodLevel {
-    /// The level as crowd-frame's index range (`base_vertex` 0: every level indexes the mesh's own vertices).
-    pub fn range(&self) -> crowd_frame::LodRange {
-        crowd_frame::LodRange {
-            first_index: self.first_index,
-            index_count: self.index_count,
-            base_vertex: 0,
-        }
-    }
-
     /// The number of triangles.
     pub fn triangles(&self) -> u32 {
         self.index_count / 3

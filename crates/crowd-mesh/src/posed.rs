@@ -4,7 +4,7 @@
 
 use anim_pose::{Aabb, Model};
 use crowd_cull::Tier;
-use crowd_frame::{FrameCamera, InstanceRecord, LodRange, Packet, PacketDraw, PacketParts, RecordKind};
+use crowd_frame::{FrameCamera, InstanceRecord, Packet, PacketDraw, PacketParts, RecordKind};
 use glam::{Affine3A, Mat4, Vec3, Vec3A};
 use skin_pack::{Mat3x4F16, PaletteFormat, QtF16, SkinInput, SkinOutput};
 
@@ -216,7 +216,6 @@ pub fn unique_packet<F: PaletteFormat + 'static>(
         kind: RecordKind::Unique,
         first_instance: 0,
         instance_count: records.len() as u32,
-        indices: LodRange::default(),
     }];
     Packet::from_parts(&PacketParts {
         time: 0.0,

@@ -132,7 +132,7 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
             ));
         }
         packet.draws.clear();
-        for (lod, &indices) in self.character.lods().iter().enumerate() {
+        for lod in 0..self.character.lod_count() {
             for (d, kind) in [
                 RecordKind::Unique,
                 RecordKind::Pooled,
@@ -152,7 +152,6 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
                     kind,
                     first_instance: 0,
                     instance_count: count,
-                    indices,
                 });
             }
         }

@@ -42,10 +42,9 @@ pub fn scene(cols: usize, rows: usize) -> Scene {
         .iter()
         .map(|m| PackedMesh::new(m, skeleton.skin_joint_count()).expect("packs"))
         .collect();
-    let lods: Vec<_> = meshes[0].lods.iter().map(|l| l.range()).collect();
     let character = Character::from_model(&model, 0, &CharacterOptions::default())
         .expect("a character")
-        .with_lods(lods)
+        .with_lod_count(meshes[0].lods.len())
         .expect("LODs");
     let radius = character
         .clip_bounds()

@@ -2,7 +2,7 @@
 
 use anim_pose::{Aabb, Indices, SkinnedMesh};
 use crowd_cull::Tier;
-use crowd_frame::{FrameCamera, InstanceRecord, LodRange, Packet, PacketDraw, PacketParts, RecordAnim, RecordKind};
+use crowd_frame::{FrameCamera, InstanceRecord, Packet, PacketDraw, PacketParts, RecordAnim, RecordKind};
 use glam::{Quat, Vec3, Vec4};
 use skin_pack::PaletteEntry;
 
@@ -104,7 +104,6 @@ pub fn pooled_packet(
             kind: RecordKind::Pooled,
             first_instance: first as u32,
             instance_count: per_draw.min(records.len() - first) as u32,
-            indices: LodRange::default(),
         })
         .collect();
     Packet::from_parts(&PacketParts {
