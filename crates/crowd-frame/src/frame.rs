@@ -564,17 +564,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         if self.settings.gpu_driven {
             return self.step_gpu_driven(dt, camera);
         }
-        if !(dt.is_finite() && dt >= 0.0 && (self.time + dt).is_finite()) {
-            return Err(Error::invalid(
-                "step dt",
-                format!("is {dt}; it must be finite and non-negative"),
-            ));
-        }
-        if !camera.is_finite() {
-            return Err(Error::invalid("step camera", "has a non-finite matrix or eye"));
-        }
-        let cull_camera = camera.cull_camera();
-        cull_camera.validate()?;
+        let cull_camera = self.check_step(dt, camera)?;
         let started = Instant::now();
         self.time += dt;
         let now = self.time;
@@ -598,46 +588,14 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         let n = self.cull.indices().len();
         let t_pool = Instant::now();
 
-        {
-            let slots = self.store.group_slots(self.group)?;
-            let n = self.unique_count;
-            animate_unique(
-                &UniqueInput {
-                    character: self.character,
-                    pool: &self.pool,
-                    rest: &self.rest,
-                    anim: slots.anim,
-                    slots: &self.unique_slots[..n],
-                    now,
-                },
-                &mut self.unique_local,
-                &mut self.unique_model,
-            )?;
-        }
+        self.animate_uniques(now)?;
         let t_unique = Instant::now();
 
         let mut packet = self.exchange.begin_write()?;
         let t_wait = Instant::now();
         let s = self.character.binding().skin_joint_count();
-        PoolFlattenJob {
-            binding: self.character.binding(),
-            pool: &self.pool,
-            output: &mut packet.pool_palettes,
-            streaming: self.settings.streaming,
-        }
-        .run()?;
         let nu = self.unique_count;
-        packet.unique_palettes.resize(nu * s, bytemuck::Zeroable::zeroed());
-        FlattenJob {
-            binding: self.character.binding(),
-            poses: &self.unique_model[..nu * self.character.skeleton().joint_count()],
-            pose_of: &[],
-            transforms: &[],
-            cache: &mut FlattenCache::default(),
-            output: &mut packet.unique_palettes,
-            streaming: self.settings.streaming,
-        }
-        .run()?;
+        self.flatten_palettes(&mut packet)?;
         let t_flatten = Instant::now();
 
         if packet.records.capacity() < self.store.len() {
@@ -677,6 +635,65 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         stats.stages.flatten_ms = ms(t_wait, t_flatten);
         stats.stages.pack_ms = ms(t_flatten, t_pack);
         Ok(packet.publish())
+    }
+
+    /// Checks a step's `dt` and camera (O(1)) and returns the culling camera; nothing changes on error.
+    fn check_step(&self, dt: f32, camera: &FrameCamera) -> Result<crowd_cull::CullCamera> {
+        if !(dt.is_finite() && dt >= 0.0 && (self.time + dt).is_finite()) {
+            return Err(Error::invalid(
+                "step dt",
+                format!("is {dt}; it must be finite and non-negative"),
+            ));
+        }
+        if !camera.is_finite() {
+            return Err(Error::invalid("step camera", "has a non-finite matrix or eye"));
+        }
+        let cull_camera = camera.cull_camera();
+        cull_camera.validate()?;
+        Ok(cull_camera)
+    }
+
+    /// Samples, blends and converts the frame's `unique_count` unique instances at clock `now`.
+    fn animate_uniques(&mut self, now: f32) -> Result<()> {
+        let slots = self.store.group_slots(self.group)?;
+        let n = self.unique_count;
+        animate_unique(
+            &UniqueInput {
+                character: self.character,
+                pool: &self.pool,
+                rest: &self.rest,
+                anim: slots.anim,
+                slots: &self.unique_slots[..n],
+                now,
+            },
+            &mut self.unique_local,
+            &mut self.unique_model,
+        )
+    }
+
+    /// Flattens the pool's live slots and the unique poses into `packet`'s palettes in format `F`.
+    fn flatten_palettes(&self, packet: &mut Packet<F>) -> Result<()> {
+        let s = self.character.binding().skin_joint_count();
+        PoolFlattenJob {
+            binding: self.character.binding(),
+            pool: &self.pool,
+            output: &mut packet.pool_palettes,
+            streaming: self.settings.streaming,
+        }
+        .run()?;
+        let n = self.unique_count;
+        packet.unique_palettes.resize(n * s, bytemuck::Zeroable::zeroed());
+        FlattenJob {
+            binding: self.character.binding(),
+            poses: &self.unique_model[..n * self.character.skeleton().joint_count()],
+            pose_of: &[],
+            transforms: &[],
+            cache: &mut FlattenCache::default(),
+            output: &mut packet.unique_palettes,
+            streaming: self.settings.streaming,
+        }
+        .run()?;
+        Ok(())
     }
 
     /// Advances every crossfade's weight to the clock, ends the finished ones, and drops the entries of removed

@@ -55,6 +55,22 @@ fn record_of(input: &PackInput<'_>, refs: &[SlotRef], first: usize, k: usize) ->
     )
 }
 
+/// Writes into `out` (cleared first) the byte ranges of the pool's live slots in a palette buffer of `entry`
+/// bytes a slot, adjacent ones merged: what a frame's pooled palettes have dirty.
+pub(crate) fn live_slot_ranges(pool: &PosePool<'_>, entry: usize, out: &mut Vec<ByteRange>) {
+    out.clear();
+    for r in pool.live_slots() {
+        let range = ByteRange {
+            start: r.first_slot as usize * entry,
+            end: (r.first_slot + r.slot_count) as usize * entry,
+        };
+        match out.last_mut() {
+            Some(last) if last.end == range.start => last.end = range.end,
+            _ => out.push(range),
+        }
+    }
+}
+
 /// Maps the pooled instances to slot refs (into `refs`, one per record) and writes the records, chunk by chunk in
 /// parallel, then the draws, the dirty ranges and the per-tier counts into `packet`.
 /// Allocates nothing when the packet's record buffer holds the visible count.
@@ -118,17 +134,7 @@ pub(crate) fn pack_frame<F: PaletteFormat>(
 
     let entry = size_of::<F>() * input.skin_joint_count;
     let dirty = &mut packet.dirty;
-    dirty.pool_palettes.clear();
-    for r in input.pool.live_slots() {
-        let range = ByteRange {
-            start: r.first_slot as usize * entry,
-            end: (r.first_slot + r.slot_count) as usize * entry,
-        };
-        match dirty.pool_palettes.last_mut() {
-            Some(last) if last.end == range.start => last.end = range.end,
-            _ => dirty.pool_palettes.push(range),
-        }
-    }
+    live_slot_ranges(input.pool, entry, &mut dirty.pool_palettes);
     dirty.unique_palettes.clear();
     if !packet.unique_palettes.is_empty() {
         dirty.unique_palettes.push(ByteRange {

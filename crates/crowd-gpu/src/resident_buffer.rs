@@ -12,6 +12,7 @@ use std::ops::Range;
 use bytemuck::{Pod, Zeroable};
 use crowd_frame::{RESIDENT_INSTANCE_SIZE, ResidentInstance};
 
+use crate::gpu_cull::storage;
 use crate::grow_buffer::GrowBuffer;
 use crate::shaders;
 use crate::{Error, Result};
@@ -46,19 +47,6 @@ pub struct ResidentBuffer {
     last: Vec<u32>,
     packed: Vec<ResidentInstance>,
     packed_slots: Vec<u32>,
-}
-
-fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
 }
 
 impl ResidentBuffer {

@@ -12,13 +12,13 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crowd_cull::Tier;
-use skin_pack::{ByteRange, FlattenCache, FlattenJob, PaletteFormat, PoolFlattenJob};
+use skin_pack::{ByteRange, PaletteFormat};
 
 use super::CrowdFrame;
+use crate::pack::live_slot_ranges;
 use crate::packet::{DRAWS_PER_LOD, FrameCamera, PacketDraw, RecordKind};
 use crate::record::InstanceRecord;
 use crate::resident::{RESIDENT_NO_FADE, ResidentInstance};
-use crate::unique::{UniqueInput, animate_unique};
 use crate::{Error, INSTANCE_RECORD_SIZE, Result};
 
 /// Changed slots per parallel task of the encoding: enough to amortise rayon's scheduling.
@@ -27,17 +27,7 @@ const ENCODE_CHUNK: usize = 1024;
 impl<F: PaletteFormat> CrowdFrame<'_, F> {
     /// The GPU-driven step; see the module docs and [`CrowdFrame::step`].
     pub(super) fn step_gpu_driven(&mut self, dt: f32, camera: &FrameCamera) -> Result<u64> {
-        if !(dt.is_finite() && dt >= 0.0 && (self.time + dt).is_finite()) {
-            return Err(Error::invalid(
-                "step dt",
-                format!("is {dt}; it must be finite and non-negative"),
-            ));
-        }
-        if !camera.is_finite() {
-            return Err(Error::invalid("step camera", "has a non-finite matrix or eye"));
-        }
-        let cull_camera = camera.cull_camera();
-        cull_camera.validate()?;
+        let cull_camera = self.check_step(dt, camera)?;
         let started = Instant::now();
         self.time += dt;
         let now = self.time;
@@ -77,44 +67,13 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
 
         self.pool.update(now)?;
         let t_pool = Instant::now();
-        {
-            let slots = self.store.group_slots(self.group)?;
-            animate_unique(
-                &UniqueInput {
-                    character: self.character,
-                    pool: &self.pool,
-                    rest: &self.rest,
-                    anim: slots.anim,
-                    slots: &self.unique_slots[..n],
-                    now,
-                },
-                &mut self.unique_local,
-                &mut self.unique_model,
-            )?;
-        }
+        self.animate_uniques(now)?;
         let t_unique = Instant::now();
 
         let mut packet = self.exchange.begin_write()?;
         let t_wait = Instant::now();
         let s = self.character.binding().skin_joint_count();
-        PoolFlattenJob {
-            binding: self.character.binding(),
-            pool: &self.pool,
-            output: &mut packet.pool_palettes,
-            streaming: self.settings.streaming,
-        }
-        .run()?;
-        packet.unique_palettes.resize(n * s, bytemuck::Zeroable::zeroed());
-        FlattenJob {
-            binding: self.character.binding(),
-            poses: &self.unique_model[..n * self.character.skeleton().joint_count()],
-            pose_of: &[],
-            transforms: &[],
-            cache: &mut FlattenCache::default(),
-            output: &mut packet.unique_palettes,
-            streaming: self.settings.streaming,
-        }
-        .run()?;
+        self.flatten_palettes(&mut packet)?;
         let t_flatten = Instant::now();
 
         // The unique records (LOD 0: they are the nearest), then the resident changes.
@@ -215,17 +174,7 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
 
         let entry = size_of::<F>() * s;
         let dirty = &mut packet.dirty;
-        dirty.pool_palettes.clear();
-        for r in self.pool.live_slots() {
-            let range = ByteRange {
-                start: r.first_slot as usize * entry,
-                end: (r.first_slot + r.slot_count) as usize * entry,
-            };
-            match dirty.pool_palettes.last_mut() {
-                Some(last) if last.end == range.start => last.end = range.end,
-                _ => dirty.pool_palettes.push(range),
-            }
-        }
+        live_slot_ranges(&self.pool, entry, &mut dirty.pool_palettes);
         dirty.unique_palettes.clear();
         dirty.records.clear();
         if n > 0 {
