@@ -169,24 +169,12 @@ fn measure(gpu: &Gpu, scene: &Scene, side: u32, frames: usize, moving: bool) -> 
     let target = crowd_gpu::headless::OffscreenTarget::new(&gpu.device, 1280, 720)?;
     let n = handles.len();
 
-    // Warm-up: the first frames upload the whole crowd and compile the pipelines.
+    // The first 10 frames (warm-up) upload the whole crowd and compile the pipelines; the rest are timed.
     let mut still = |_: &mut CrowdFrame<'_>| {};
-    for _ in 0..10 {
-        frame(
-            gpu,
-            &mut crowd,
-            &mut r,
-            &mut view,
-            &camera,
-            &target.color_view,
-            &target.depth_view,
-            &mut still,
-        )?;
-    }
     let mut static_runs = Vec::new();
     let mut upload_static = 0;
     let mut draws = 0;
-    for _ in 0..frames {
+    for i in 0..10 + frames {
         let (s, up, d) = frame(
             gpu,
             &mut crowd,
@@ -197,9 +185,11 @@ fn measure(gpu: &Gpu, scene: &Scene, side: u32, frames: usize, moving: bool) -> 
             &target.depth_view,
             &mut still,
         )?;
-        static_runs.push(s * 1e3);
-        upload_static = up;
-        draws = d + view.cull().map_or(0, |c| c.draw_count());
+        if i >= 10 {
+            static_runs.push(s * 1e3);
+            upload_static = up;
+            draws = d + view.cull().map_or(0, |c| c.draw_count());
+        }
     }
     let counts: Vec<u32> = bytemuck::cast_slice(&gpu.read_buffer(
         view.cull().ok_or("the view culls on the GPU")?.counts_buffer(),
