@@ -8,7 +8,9 @@
 // its run of each list with one global atomic).
 // The maths is crowd-cull's `CullingJob` per instance (`crowd_cull::reference` is its plain twin): the same
 // sphere, plane test, screen size and `prev.clamp(L, H)` level rule, on the same edges `t * (1 -/+ h)`, computed
-// on the CPU and passed in. `crowd-gpu/tests/gpu_cull.rs` reads the results back and compares them.
+// on the CPU and passed in. The hysteresis state is kept per instance, keyed by its handle (the slot's owner), so it
+// follows an instance the store moves to another slot, as crowd-cull's does.
+// `crowd-gpu/tests/gpu_cull.rs` reads the results back and compares them.
 // Needs `quat.wgsl` and `resident_instance.wgsl`.
 
 // The bucket count is at most MAX_LODS * TIER_COUNT = 32.
@@ -18,6 +20,8 @@ const VISIBLE: u32 = 1u;
 const INTERPOLATE: u32 = 2u;
 // crowd_cull::TierState::HIDDEN's rate and flags, given to a culled instance (its LOD and tier are kept).
 const HIDDEN_RATE: u32 = 3u;
+// crowd_cull::TierState::HIDDEN as a word: the state of an instance this view has not seen.
+const HIDDEN_STATE: u32 = (HIDDEN_RATE << 16u) | (INTERPOLATE << 24u);
 
 struct CullView {
     // The six frustum planes (n, d), normals inwards: inside when dot(n, p) + d >= 0.
@@ -71,9 +75,10 @@ struct DrawArgs {
 @group(0) @binding(1) var<storage, read> instances: array<ResidentInstance>;
 // Each clip's animated bounds, indexed by clip id.
 @group(0) @binding(2) var<storage, read> clip_bounds: array<ClipBounds>;
-// Per slot, the view's crowd_cull::TierState word (lod | tier << 8 | rate << 16 | flags << 24), kept from frame to
-// frame for hysteresis.
-@group(0) @binding(3) var<storage, read_write> states: array<u32>;
+// Per handle index, the view's crowd_cull::TierState word (lod | tier << 8 | rate << 16 | flags << 24) and the
+// generation of the handle it belongs to, kept from frame to frame for hysteresis: the state follows the instance
+// when it moves to another slot, and a word of another generation is not the instance's (it starts at HIDDEN).
+@group(0) @binding(3) var<storage, read_write> states: array<vec2<u32>>;
 // [0, MAX_BUCKETS): instances per bucket (cleared before `classify`); [MAX_BUCKETS, 2 MAX_BUCKETS): each bucket's
 // first list index (written by `place`); [2 MAX_BUCKETS, 3 MAX_BUCKETS): append cursors (cleared by `place`).
 @group(0) @binding(4) var<storage, read_write> counts: array<atomic<u32>>;
@@ -83,6 +88,8 @@ struct DrawArgs {
 @group(0) @binding(6) var<storage, read> draw_slots: array<DrawSlot>;
 // The indirect arguments.
 @group(0) @binding(7) var<storage, read_write> args: array<DrawArgs>;
+// The instance holding each slot.
+@group(0) @binding(8) var<storage, read> owners: array<ResidentOwner>;
 
 fn slot_index(id: vec3<u32>) -> u32 {
     return id.x + id.y * 65535u * 256u;
@@ -106,8 +113,8 @@ fn level(prev: u32, lo: u32, hi: u32) -> u32 {
 var<workgroup> local_counts: array<atomic<u32>, 32>;
 var<workgroup> local_base: array<u32, 32>;
 
-// The slot's new state word, or its state unchanged for an empty slot; `bucket` is its list (NO_BUCKET when it
-// is culled, empty or drawn by the CPU).
+// The slot's instance's new state word (unused for an empty slot); `bucket` is its list (NO_BUCKET when it is
+// culled, empty or drawn by the CPU).
 struct Decision {
     state: u32,
     bucket: u32,
@@ -118,10 +125,12 @@ const NO_BUCKET: u32 = 0xffffffffu;
 fn decide(slot: u32) -> Decision {
     let inst = instances[slot];
     let clip = resident_clip(inst);
-    let prev = states[slot];
     if clip == RESIDENT_EMPTY_CLIP {
-        return Decision(prev, NO_BUCKET);
+        return Decision(0u, NO_BUCKET);
     }
+    let owner = owners[slot];
+    let kept = states[owner.index];
+    let prev = select(HIDDEN_STATE, kept.x, kept.y == owner.generation);
     var b = clip_bounds[clip];
     let fade_to = resident_fade_target(inst);
     if fade_to != RESIDENT_NO_FADE {
@@ -167,9 +176,10 @@ fn classify(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocat
     }
     workgroupBarrier();
     let slot = slot_index(id);
-    if slot < view.slot_count {
+    if slot < view.slot_count && resident_clip(instances[slot]) != RESIDENT_EMPTY_CLIP {
         let d = decide(slot);
-        states[slot] = d.state;
+        let owner = owners[slot];
+        states[owner.index] = vec2<u32>(d.state, owner.generation);
         if d.bucket != NO_BUCKET {
             atomicAdd(&local_counts[d.bucket], 1u);
         }
@@ -222,8 +232,12 @@ fn scatter(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocati
     var k = 0u;
     if slot < view.slot_count {
         let inst = instances[slot];
-        let st = states[slot];
-        let listed = resident_clip(inst) != RESIDENT_EMPTY_CLIP && !resident_cpu_drawn(inst) && ((st >> 24u) & VISIBLE) != 0u;
+        var listed = false;
+        var st = 0u;
+        if resident_clip(inst) != RESIDENT_EMPTY_CLIP && !resident_cpu_drawn(inst) {
+            st = states[owners[slot].index].x;
+            listed = ((st >> 24u) & VISIBLE) != 0u;
+        }
         if listed {
             b = (st & 0xffu) * TIER_COUNT + ((st >> 8u) & 0xffu);
             k = atomicAdd(&local_counts[b], 1u);

@@ -24,6 +24,13 @@ struct ResidentInstance {
     fade_length: f32,
 }
 
+// The instance holding a slot, as its store handle (`crowd_frame::ResidentOwner`): index 0xffffffff for an empty
+// slot; a live handle's generation is odd, never 0.
+struct ResidentOwner {
+    index: u32,
+    generation: u32,
+}
+
 const RESIDENT_EMPTY_CLIP: u32 = 0x7fffu;
 const RESIDENT_NO_FADE: u32 = 0xffffu;
 

@@ -76,5 +76,5 @@ pub use record::{
 };
 pub use resident::{
     DecodedResident, RESIDENT_CPU_DRAWN, RESIDENT_EMPTY_CLIP, RESIDENT_INSTANCE_SIZE, RESIDENT_NO_FADE, ResidentAnim,
-    ResidentClip, ResidentFade, ResidentInstance,
+    ResidentClip, ResidentFade, ResidentInstance, ResidentOwner,
 };

@@ -5,7 +5,7 @@ use glam::{Mat4, Vec3};
 use skin_pack::{ByteRange, FramePacket, PaletteEntry, PaletteFormat};
 
 use crate::record::InstanceRecord;
-use crate::resident::{ResidentClip, ResidentInstance};
+use crate::resident::{ResidentClip, ResidentInstance, ResidentOwner};
 
 /// How the records of a draw are animated: which meaning the record's `anim` word has (see [`InstanceRecord`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -168,6 +168,9 @@ pub struct ResidentChanges {
     pub ranges: Vec<std::ops::Range<u32>>,
     /// The new states, `ranges` after one another.
     pub instances: Vec<ResidentInstance>,
+    /// The instance holding each slot of `instances` ([`ResidentOwner::EMPTY`] for an empty one), in the same
+    /// order.
+    pub owners: Vec<ResidentOwner>,
     /// The pose pool's clips, in clip-id order (constant for a crowd).
     pub clips: Vec<ResidentClip>,
     /// The pose pool's time: looping clips' slots are spread from it.
@@ -287,6 +290,7 @@ impl<F: PaletteFormat> FramePacket for Packet<F> {
         let (mine, old) = (&mut self.resident, &dropped.resident);
         mine.ranges.splice(0..0, old.ranges.iter().cloned());
         mine.instances.splice(0..0, old.instances.iter().copied());
+        mine.owners.splice(0..0, old.owners.iter().copied());
     }
 }
 

@@ -93,6 +93,38 @@ pub struct ResidentInstance {
 const _: () = assert!(size_of::<ResidentInstance>() == RESIDENT_INSTANCE_SIZE);
 const _: () = assert!(align_of::<ResidentInstance>() == 4);
 
+/// The instance that holds a resident slot, as its store handle: the GPU keys each view's hysteresis state by
+/// `index` and keeps `generation` with it, so an instance keeps its levels when a removal's swap or a cluster
+/// reassignment moves it to another slot, and a new instance in a reused handle starts afresh (as crowd-cull's
+/// `TierState` moves with the instance and starts at `TierState::HIDDEN`). 8 bytes; the WGSL twin is
+/// `ResidentOwner` in `shaders/resident_instance.wgsl`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C)]
+pub struct ResidentOwner {
+    /// The handle's index, [`ResidentOwner::EMPTY`]'s `u32::MAX` for an empty slot.
+    pub index: u32,
+    /// The handle's generation: odd for a live handle, never 0.
+    pub generation: u32,
+}
+
+const _: () = assert!(size_of::<ResidentOwner>() == 8);
+
+impl ResidentOwner {
+    /// The owner of a slot that holds no instance.
+    pub const EMPTY: Self = Self {
+        index: u32::MAX,
+        generation: 0,
+    };
+
+    /// The owner `handle`, or [`ResidentOwner::EMPTY`] for `None`.
+    pub fn of(handle: Option<crowd_cull::Handle>) -> Self {
+        handle.map_or(Self::EMPTY, |h| Self {
+            index: h.index,
+            generation: h.generation,
+        })
+    }
+}
+
 /// One clip of the pose pool as the GPU maps an instance's clip time to a slot pair and a fraction (the twin of
 /// `anim_pose::PosePool::map` for a clip track): looping clips wrap `(time - pool_time)` over `slot_count` slots
 /// spread evenly over the duration; others clamp `time` to `[0, duration]` over `slot_count - 1` intervals.

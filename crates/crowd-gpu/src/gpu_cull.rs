@@ -1,6 +1,7 @@
 //! GPU culling of the GPU-driven path: [`GpuCuller`], one draw group's clip bounds and level edges with the three
-//! compute pipelines of `shaders/crowd_cull.wgsl`, over a [`ResidentBuffer`]; and [`CullView`], one view's hysteresis state,
-//! visible lists and indirect arguments. The view is an input at encode time, so several views cull one
+//! compute pipelines of `shaders/crowd_cull.wgsl`, over a [`ResidentBuffer`]; and [`CullView`], one view's hysteresis
+//! state (per instance, keyed by its handle, so that it follows the instance from slot to slot), visible lists and
+//! indirect arguments. The view is an input at encode time, so several views cull one
 //! resident buffer, each with its own state.
 //!
 //! What the GPU decides equals what `crowd_cull::CullingJob` decides for the same store and camera (the
@@ -12,6 +13,7 @@ use std::num::NonZeroU64;
 use bytemuck::{Pod, Zeroable};
 use crowd_cull::limits::{MAX_LODS, TIER_COUNT};
 use crowd_cull::{CullCamera, GroupDesc, TierState};
+use crowd_frame::ResidentOwner;
 
 use crate::grow_buffer::GrowBuffer;
 use crate::resident_buffer::ResidentBuffer;
@@ -28,7 +30,7 @@ pub const CULL_BUCKETS: usize = MAX_LODS * TIER_COUNT;
 /// The bytes of a view's counters: per bucket a count, a first list index and an append cursor.
 const COUNTS_BYTES: u64 = (3 * CULL_BUCKETS * 4) as u64;
 
-/// `TierState::HIDDEN` as the shader's state word: the state of a slot no culling run has seen.
+/// `TierState::HIDDEN` as the shader's state word: the state of an instance the view has not seen.
 pub const HIDDEN_STATE: u32 = u32::from_le_bytes([
     TierState::HIDDEN.lod,
     TierState::HIDDEN.tier,
@@ -103,13 +105,19 @@ pub struct GpuCuller {
     binding_limit: u64,
 }
 
-/// One view's culling state and output: per slot its `TierState` word (hysteresis), the visible slots bucket
-/// after bucket, the counters, and the indirect arguments of its draws.
+/// Bytes of one instance's state in a view: its `TierState` word and its handle's generation.
+const STATE_SIZE: u64 = 8;
+
+/// Storage buffers the cull's compute stage binds.
+const CULL_STORAGE_BUFFERS: u32 = 8;
+
+/// One view's culling state and output: per handle index the instance's `TierState` word and generation
+/// (hysteresis), the visible slots bucket after bucket, the counters, and the indirect arguments of its draws.
 #[derive(Debug)]
 pub struct CullView {
     uniform: wgpu::Buffer,
     states: GrowBuffer,
-    state_slots: u32,
+    state_handles: u32,
     visible: GrowBuffer,
     counts: wgpu::Buffer,
     draw_slots: GrowBuffer,
@@ -139,7 +147,7 @@ impl GpuCuller {
     ///
     /// # Errors
     ///
-    /// [`Error::Gpu`] when `desc` is invalid (as `GroupDesc::validate` says) or the limits allow fewer than 7
+    /// [`Error::Gpu`] when `desc` is invalid (as `GroupDesc::validate` says) or the limits allow fewer than 8
     /// storage buffers per compute stage.
     pub fn new(device: &wgpu::Device, desc: &GroupDesc, limits: &wgpu::Limits) -> Result<Self> {
         desc.validate()
@@ -148,9 +156,9 @@ impl GpuCuller {
         let storage_buffers = limits
             .max_storage_buffers_per_shader_stage
             .min(device_limits.max_storage_buffers_per_shader_stage);
-        if storage_buffers < 7 {
+        if storage_buffers < CULL_STORAGE_BUFFERS {
             return Err(Error::gpu(format!(
-                "the limits allow {storage_buffers} storage buffers per stage; GPU culling needs 7"
+                "the limits allow {storage_buffers} storage buffers per stage; GPU culling needs {CULL_STORAGE_BUFFERS}"
             )));
         }
         let binding_limit = limits
@@ -182,6 +190,7 @@ impl GpuCuller {
                 storage(5, false),
                 storage(6, true),
                 storage(7, false),
+                storage(8, true),
             ],
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -251,7 +260,7 @@ impl GpuCuller {
         CullView {
             uniform,
             states: GrowBuffer::new(device, "crowd cull states", storage, u64::MAX / 2),
-            state_slots: 0,
+            state_handles: 0,
             visible: GrowBuffer::new(device, "crowd cull visible", storage, u64::MAX / 2),
             counts,
             draw_slots: GrowBuffer::new(device, "crowd cull draws", wgpu::BufferUsages::STORAGE, u64::MAX / 2),
@@ -268,8 +277,9 @@ impl GpuCuller {
     }
 
     /// Culls every slot of `instances` for `camera` into `view`: encodes a clear of the counters and the three
-    /// dispatches into `encoder`, after writing the view's uniform. Slots the view has not seen start at
-    /// `TierState::HIDDEN`; every other slot's state carries over from the view's last cull (hysteresis).
+    /// dispatches into `encoder`, after writing the view's uniform. An instance the view has not seen (a handle
+    /// index it holds no state for, or another generation of it) starts at `TierState::HIDDEN`; every other
+    /// instance's state carries over from the view's last cull (hysteresis), whichever slot it is in now.
     ///
     /// # Errors
     ///
@@ -317,16 +327,20 @@ impl GpuCuller {
             });
         }
         let bytes = u64::from(slots) * 4;
+        let handles = instances.handle_capacity();
+        let state_bytes = u64::from(handles) * STATE_SIZE;
         let max = self.max_buffer.min(self.binding_limit);
-        if bytes > max {
-            return Err(Error::Limit {
-                buffer: "cull states and visible lists",
-                bytes,
-                limit: "max_buffer_size or max_storage_buffer_binding_size",
-                max,
-            });
+        for (buffer, b) in [("cull visible lists", bytes), ("cull states", state_bytes)] {
+            if b > max {
+                return Err(Error::Limit {
+                    buffer,
+                    bytes: b,
+                    limit: "max_buffer_size or max_storage_buffer_binding_size",
+                    max,
+                });
+            }
         }
-        view.grow_states(device, queue, slots, max);
+        view.grow_states(device, queue, handles, max);
         if view.visible.size() < bytes {
             view.visible.reserve(device, bytes, max);
             view.generation += 1;
@@ -345,6 +359,7 @@ impl GpuCuller {
                     entry(5, &view.visible.buffer),
                     entry(6, &view.draw_slots.buffer),
                     entry(7, &view.args.buffer),
+                    entry(8, instances.owners_buffer()),
                 ],
             });
             view.group = Some((group, key.0, key.1));
@@ -451,30 +466,30 @@ impl CullView {
         Ok(())
     }
 
-    /// Writes `states` as the view's hysteresis state of slots `first..` (for example, `TierState::HIDDEN` for
-    /// slots that took a new instance, or the CPU's states when a view takes over from CPU culling). Slots past
-    /// the view's buffer are ignored: they start at `TierState::HIDDEN` when the view grows to them.
-    pub fn write_states(&self, queue: &wgpu::Queue, first: u32, states: &[TierState]) {
-        let end = (first as usize)
-            .saturating_add(states.len())
-            .min(self.state_slots as usize);
-        if end > first as usize {
+    /// Writes `state` as the view's hysteresis state of the instance `owner` (for example, the CPU's state when a
+    /// view takes over from CPU culling). An owner past the view's states, or empty, is ignored: the view starts it
+    /// at `TierState::HIDDEN` when it first culls it.
+    pub fn write_state(&self, queue: &wgpu::Queue, owner: ResidentOwner, state: TierState) {
+        if owner.index < self.state_handles {
+            let word = [u32::from_le_bytes(bytemuck::cast(state)), owner.generation];
             queue.write_buffer(
                 &self.states.buffer,
-                u64::from(first) * 4,
-                bytemuck::cast_slice(&states[..end - first as usize]),
+                u64::from(owner.index) * STATE_SIZE,
+                bytemuck::cast_slice(&word),
             );
         }
     }
 
-    /// Makes the view hold `slots` states, new ones `TierState::HIDDEN`, keeping the old ones.
-    fn grow_states(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, slots: u32, max: u64) {
-        if slots <= self.state_slots {
+    /// Makes the view hold states for `handles` handle indices, keeping the old ones. New states are zero:
+    /// generation 0 is never a live handle's, so their instances start at `TierState::HIDDEN`.
+    fn grow_states(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, handles: u32, max: u64) {
+        if handles <= self.state_handles {
             return;
         }
-        let bytes = u64::from(slots) * 4;
+        let bytes = u64::from(handles) * STATE_SIZE;
         if bytes > self.states.size() {
             let size = self.states.size_for(bytes, max);
+            // wgpu zero-fills a new buffer.
             let old = std::mem::replace(
                 &mut self.states.buffer,
                 device.create_buffer(&wgpu::BufferDescriptor {
@@ -484,22 +499,22 @@ impl CullView {
                     mapped_at_creation: false,
                 }),
             );
-            if self.state_slots > 0 {
+            if self.state_handles > 0 {
                 let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("crowd cull state growth"),
                 });
-                encoder.copy_buffer_to_buffer(&old, 0, &self.states.buffer, 0, u64::from(self.state_slots) * 4);
+                encoder.copy_buffer_to_buffer(
+                    &old,
+                    0,
+                    &self.states.buffer,
+                    0,
+                    u64::from(self.state_handles) * STATE_SIZE,
+                );
                 queue.submit([encoder.finish()]);
             }
             self.generation += 1;
         }
-        let fresh = vec![HIDDEN_STATE; (slots - self.state_slots) as usize];
-        queue.write_buffer(
-            &self.states.buffer,
-            u64::from(self.state_slots) * 4,
-            bytemuck::cast_slice(&fresh),
-        );
-        self.state_slots = slots;
+        self.state_handles = handles;
     }
 
     /// The indirect draws the view writes each cull ([`CullView::set_draws`]).
@@ -512,12 +527,12 @@ impl CullView {
         self.generation
     }
 
-    /// Slots the view holds states for.
-    pub fn state_slots(&self) -> u32 {
-        self.state_slots
+    /// Handle indices the view holds states for.
+    pub fn state_handles(&self) -> u32 {
+        self.state_handles
     }
 
-    /// The per-slot state buffer (`TierState` words).
+    /// The state buffer: per handle index, the instance's `TierState` word and its handle's generation.
     pub fn states_buffer(&self) -> &wgpu::Buffer {
         &self.states.buffer
     }

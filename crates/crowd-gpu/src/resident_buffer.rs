@@ -1,16 +1,19 @@
 //! [`ResidentBuffer`]: the GPU-driven path's instances on the device, one [`ResidentInstance`] per slot of the
 //! store, in slot order, changed only where a frame says.
 //!
-//! A frame's changes travel packed: the CPU writes the changed states and their slots into two staging buffers
-//! (two `write_buffer` calls, whatever the number of changes), and a compute pass (`shaders/resident_scatter.wgsl`)
-//! writes each to its slot. So the upload's CPU cost grows with the changes, never with the crowd, and the number
+//! Beside each slot's state it keeps the slot's [`ResidentOwner`] (the instance's handle), which keys every view's
+//! hysteresis state (`CullView`).
+//!
+//! A frame's changes travel packed: the CPU writes the changed states and their slots and owners into two staging
+//! buffers (two `write_buffer` calls, whatever the number of changes), and a compute pass
+//! (`shaders/resident_scatter.wgsl`) writes each to its slot. So the upload's CPU cost grows with the changes, never with the crowd, and the number
 //! of wgpu calls is fixed.
 
 use std::num::NonZeroU64;
 use std::ops::Range;
 
 use bytemuck::{Pod, Zeroable};
-use crowd_frame::{RESIDENT_INSTANCE_SIZE, ResidentInstance};
+use crowd_frame::{RESIDENT_INSTANCE_SIZE, ResidentInstance, ResidentOwner};
 
 use crate::gpu_cull::storage;
 use crate::grow_buffer::GrowBuffer;
@@ -20,6 +23,17 @@ use crate::{Error, Result};
 /// Threads per workgroup of the scatter pass.
 const SCATTER_WORKGROUP: u32 = 256;
 
+/// One change's slot and owner: the twin of `SlotUpdate` in `shaders/resident_scatter.wgsl`.
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+#[repr(C)]
+struct SlotUpdate {
+    slot: u32,
+    owner: ResidentOwner,
+}
+
+/// Bytes of a slot's owner.
+const OWNER_SIZE: u64 = size_of::<ResidentOwner>() as u64;
+
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 #[repr(C)]
 struct ScatterParams {
@@ -27,14 +41,18 @@ struct ScatterParams {
     pad: [u32; 3],
 }
 
-/// The resident instances on the device: one [`ResidentInstance`] per slot of the store, in slot order.
+/// The resident instances on the device: one [`ResidentInstance`] and one [`ResidentOwner`] per slot of the
+/// store, in slot order.
 ///
 /// It grows by doubling within `max_buffer_size` and `max_storage_buffer_binding_size` (it is bound whole); a
-/// growth keeps every slot (a GPU copy) and gives the new slots [`ResidentInstance::EMPTY`].
+/// growth keeps every slot (a GPU copy) and gives the new slots [`ResidentInstance::EMPTY`] and
+/// [`ResidentOwner::EMPTY`].
 #[derive(Debug)]
 pub struct ResidentBuffer {
     buffer: wgpu::Buffer,
+    owners: wgpu::Buffer,
     slots: u32,
+    handle_capacity: u32,
     max_bytes: u64,
     generation: u64,
     updates: GrowBuffer,
@@ -46,7 +64,7 @@ pub struct ResidentBuffer {
     /// Per slot, the index of its last change in the frame being applied (scratch for dropping older duplicates).
     last: Vec<u32>,
     packed: Vec<ResidentInstance>,
-    packed_slots: Vec<u32>,
+    packed_slots: Vec<SlotUpdate>,
 }
 
 impl ResidentBuffer {
@@ -74,6 +92,7 @@ impl ResidentBuffer {
                 storage(1, true),
                 storage(2, true),
                 storage(3, false),
+                storage(4, false),
             ],
         });
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -94,8 +113,10 @@ impl ResidentBuffer {
         });
         let storage = wgpu::BufferUsages::STORAGE;
         Self {
-            buffer: create(device, 256),
+            buffer: create(device, "crowd resident instances", 48 * 16),
+            owners: create(device, "crowd resident owners", 8 * 16),
             slots: 0,
+            handle_capacity: 0,
             max_bytes,
             generation: 0,
             updates: GrowBuffer::new(device, "crowd resident updates", storage, u64::MAX / 2),
@@ -130,13 +151,23 @@ impl ResidentBuffer {
         &self.buffer
     }
 
+    /// The owners' device buffer: one [`ResidentOwner`] per slot.
+    pub fn owners_buffer(&self) -> &wgpu::Buffer {
+        &self.owners
+    }
+
+    /// One past the largest handle index that has owned a slot: the extent of a view's hysteresis state.
+    pub fn handle_capacity(&self) -> u32 {
+        self.handle_capacity
+    }
+
     /// Bumped whenever the device buffer is recreated (bind groups holding it must be too).
     pub fn generation(&self) -> u64 {
         self.generation
     }
 
-    /// Writes `instances` at slots `first..first + instances.len()` (growing the slot count to reach them): one
-    /// frame with a single changed range; see [`ResidentBuffer::apply`].
+    /// Writes `instances`, held by `owners`, at slots `first..first + instances.len()` (growing the slot count to
+    /// reach them): one frame with a single changed range; see [`ResidentBuffer::apply`].
     ///
     /// # Errors
     ///
@@ -147,6 +178,7 @@ impl ResidentBuffer {
         queue: &wgpu::Queue,
         first: u32,
         instances: &[ResidentInstance],
+        owners: &[ResidentOwner],
     ) -> Result<u64> {
         let end = u64::from(first) + instances.len() as u64;
         let Ok(end32) = u32::try_from(end) else {
@@ -159,17 +191,19 @@ impl ResidentBuffer {
             self.slots.max(end32),
             std::slice::from_ref(&range),
             instances,
+            owners,
         )
     }
 
     /// Applies one frame's changes: the buffer holds `slot_count` slots (new ones empty), then slot `s` of each
-    /// range of `ranges` takes the next state of `instances`, ranges in order; where ranges overlap (a dropped
-    /// frame folded into the next) the later change wins. Submits one compute pass to `queue` when anything
-    /// changed. Returns the bytes written to the device.
+    /// range of `ranges` takes the next state of `instances` and owner of `owners`, ranges in order; where ranges
+    /// overlap (a dropped frame folded into the next) the later change wins. Submits one compute pass to `queue`
+    /// when anything changed. Returns the bytes written to the device.
     ///
     /// # Errors
     ///
-    /// [`Error::Gpu`] when the ranges do not cover `instances` exactly or reach past `slot_count`;
+    /// [`Error::Gpu`] when the ranges do not cover `instances` exactly, `owners` is not as long as `instances`,
+    /// or a range reaches past `slot_count`;
     /// [`Error::Limit`] when the slots pass `max_buffer_size` or the storage binding limit. Nothing is written
     /// then, and every slot written before is kept.
     pub fn apply(
@@ -179,6 +213,7 @@ impl ResidentBuffer {
         slot_count: u32,
         ranges: &[Range<u32>],
         instances: &[ResidentInstance],
+        owners: &[ResidentOwner],
     ) -> Result<u64> {
         let mut total = 0u64;
         for r in ranges {
@@ -194,6 +229,13 @@ impl ResidentBuffer {
             return Err(Error::gpu(format!(
                 "resident changes cover {total} slots but carry {} states",
                 instances.len()
+            )));
+        }
+        if owners.len() != instances.len() {
+            return Err(Error::gpu(format!(
+                "resident changes carry {} states but {} owners",
+                instances.len(),
+                owners.len()
             )));
         }
         let bytes = u64::from(slot_count) * RESIDENT_INSTANCE_SIZE as u64;
@@ -229,8 +271,12 @@ impl ResidentBuffer {
         for r in ranges {
             for s in r.clone() {
                 if self.last[s as usize] == i {
+                    let owner = owners[at];
                     self.packed.push(instances[at]);
-                    self.packed_slots.push(s);
+                    self.packed_slots.push(SlotUpdate { slot: s, owner });
+                    if owner != ResidentOwner::EMPTY {
+                        self.handle_capacity = self.handle_capacity.max(owner.index.saturating_add(1));
+                    }
                 }
                 i += 1;
                 at += 1;
@@ -243,7 +289,9 @@ impl ResidentBuffer {
         let mut rebind = self
             .updates
             .reserve(device, u64::from(n) * RESIDENT_INSTANCE_SIZE as u64, self.max_bytes);
-        rebind |= self.update_slots.reserve(device, u64::from(n) * 4, self.max_bytes);
+        rebind |= self
+            .update_slots
+            .reserve(device, u64::from(n) * size_of::<SlotUpdate>() as u64, self.max_bytes);
         if rebind || self.group.is_none() {
             self.group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("crowd resident scatter"),
@@ -265,6 +313,10 @@ impl ResidentBuffer {
                         binding: 3,
                         resource: self.buffer.as_entire_binding(),
                     },
+                    wgpu::BindGroupEntry {
+                        binding: 4,
+                        resource: self.owners.as_entire_binding(),
+                    },
                 ],
             }));
         }
@@ -272,7 +324,8 @@ impl ResidentBuffer {
         queue.write_buffer(&self.update_slots.buffer, 0, bytemuck::cast_slice(&self.packed_slots));
         let params = ScatterParams { count: n, pad: [0; 3] };
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
-        written += u64::from(n) * (RESIDENT_INSTANCE_SIZE as u64 + 4) + size_of::<ScatterParams>() as u64;
+        written += u64::from(n) * (RESIDENT_INSTANCE_SIZE + size_of::<SlotUpdate>()) as u64
+            + size_of::<ScatterParams>() as u64;
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("crowd resident scatter"),
         });
@@ -300,27 +353,40 @@ impl ResidentBuffer {
         let bytes = u64::from(slot_count) * RESIDENT_INSTANCE_SIZE as u64;
         if bytes > self.buffer.size() {
             let size = crate::grow_buffer::size_within(u64::MAX / 2, bytes, self.max_bytes);
-            let old = std::mem::replace(&mut self.buffer, create(device, size));
-            let kept = u64::from(self.slots) * RESIDENT_INSTANCE_SIZE as u64;
+            let slots = size / RESIDENT_INSTANCE_SIZE as u64;
+            let old = std::mem::replace(&mut self.buffer, create(device, "crowd resident instances", size));
+            let old_owners = std::mem::replace(
+                &mut self.owners,
+                create(device, "crowd resident owners", slots * OWNER_SIZE),
+            );
+            let kept = u64::from(self.slots);
             if kept > 0 {
                 let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("crowd resident growth"),
                 });
-                encoder.copy_buffer_to_buffer(&old, 0, &self.buffer, 0, kept);
+                encoder.copy_buffer_to_buffer(&old, 0, &self.buffer, 0, kept * RESIDENT_INSTANCE_SIZE as u64);
+                encoder.copy_buffer_to_buffer(&old_owners, 0, &self.owners, 0, kept * OWNER_SIZE);
                 queue.submit([encoder.finish()]);
             }
             self.generation += 1;
             self.group = None;
         }
         // Growth only: the new slots hold no instance until a change reaches them.
-        let empty = vec![ResidentInstance::EMPTY; (slot_count - self.slots) as usize];
+        let n = (slot_count - self.slots) as usize;
+        let empty = vec![ResidentInstance::EMPTY; n];
+        let nobody = vec![ResidentOwner::EMPTY; n];
         queue.write_buffer(
             &self.buffer,
             u64::from(self.slots) * RESIDENT_INSTANCE_SIZE as u64,
             bytemuck::cast_slice(&empty),
         );
+        queue.write_buffer(
+            &self.owners,
+            u64::from(self.slots) * OWNER_SIZE,
+            bytemuck::cast_slice(&nobody),
+        );
         self.slots = slot_count;
-        size_of_val(empty.as_slice()) as u64
+        (size_of_val(empty.as_slice()) + size_of_val(nobody.as_slice())) as u64
     }
 
     fn limit(&self, slots: u64) -> Error {
@@ -333,9 +399,9 @@ impl ResidentBuffer {
     }
 }
 
-fn create(device: &wgpu::Device, size: u64) -> wgpu::Buffer {
+fn create(device: &wgpu::Device, label: &'static str, size: u64) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("crowd resident instances"),
+        label: Some(label),
         size,
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,

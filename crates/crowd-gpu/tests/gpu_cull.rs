@@ -1,7 +1,9 @@
 //! GPU culling against crowd-cull (lavapipe on CI): for the same store and camera, the GPU's visible set and
 //! every instance's LOD, tier, rate and flags equal `CullingJob`'s, on 100,000 instances of random position,
 //! rotation (tilted), scale, clip and crossfade under 20 random cameras, and frame by frame along a camera path
-//! that crosses the LOD and tier thresholds back and forth (hysteresis on the GPU's own state).
+//! that crosses the LOD and tier thresholds back and forth (hysteresis on the GPU's own state), also while
+//! instances are removed, added and moved far enough that the store swaps them to other slots (the GPU's state
+//! follows each instance by its handle, as crowd-cull's moves with it).
 //!
 //! The GPU computes the same sphere and edges with the same operations, but may round differently (fused
 //! multiply-adds): an instance within a relative 1e-5 of a plane or an edge is a tie, left out of the comparison
@@ -13,9 +15,9 @@ mod common;
 use crowd_cull::reference::sphere_visible;
 use crowd_cull::{
     AnimState, ClusterSettings, CullCamera, CullOutput, CullingCache, CullingJob, GroupDesc, GroupId, Handle,
-    InstanceDesc, InstanceStore, Tier, TierState,
+    InstanceDesc, InstanceStore, MaintainBudget, Tier, TierState,
 };
-use crowd_frame::{ResidentAnim, ResidentFade, ResidentInstance};
+use crowd_frame::{ResidentAnim, ResidentFade, ResidentInstance, ResidentOwner};
 use crowd_gpu::headless::Gpu;
 use crowd_gpu::{CULL_BUCKETS, CullView, DrawSlot, GpuCuller, ResidentBuffer};
 use glam::{Quat, Vec3, Vec4};
@@ -128,9 +130,17 @@ fn resident_slots(store: &InstanceStore, g: GroupId) -> Vec<ResidentInstance> {
         .collect()
 }
 
+/// The owner of every slot of group `g`.
+fn slot_owners(store: &InstanceStore, g: GroupId) -> Vec<ResidentOwner> {
+    (0..store.group_slot_count(g).expect("the group"))
+        .map(|s| ResidentOwner::of(store.handle_at(g, s as u32)))
+        .collect()
+}
+
 /// Everything a view's cull produced, read back.
 struct GpuCull {
-    states: Vec<TierState>,
+    /// Per handle index: the state and the generation it belongs to.
+    states: Vec<(TierState, u32)>,
     /// Per bucket: the visible slots, sorted.
     lists: Vec<Vec<u32>>,
 }
@@ -139,7 +149,7 @@ fn read_cull(gpu: &Gpu, view: &CullView, slots: usize, draws: usize) -> GpuCull 
     let words = |buffer: &wgpu::Buffer, n: usize| -> Vec<u32> {
         bytemuck::cast_slice(&gpu.read_buffer(buffer, n as u64 * 4).expect("reads back")).to_vec()
     };
-    let states = words(view.states_buffer(), slots);
+    let states = words(view.states_buffer(), 2 * view.state_handles() as usize);
     let counts = words(view.counts_buffer(), 3 * CULL_BUCKETS);
     let visible = words(view.visible_buffer(), slots);
     let args = words(view.args_buffer(), draws * 5);
@@ -164,7 +174,7 @@ fn read_cull(gpu: &Gpu, view: &CullView, slots: usize, draws: usize) -> GpuCull 
         }
     }
     GpuCull {
-        states: states.iter().map(|&w| bytemuck::cast(w)).collect(),
+        states: states.chunks_exact(2).map(|w| (bytemuck::cast(w[0]), w[1])).collect(),
         lists,
     }
 }
@@ -218,8 +228,16 @@ impl Scene {
         let culler = GpuCuller::new(&gpu.device, &desc, &limits).expect("a culler");
         let mut resident = ResidentBuffer::new(&gpu.device, &limits);
         resident
-            .write(&gpu.device, &gpu.queue, 0, &resident_slots(&store, g))
+            .write(
+                &gpu.device,
+                &gpu.queue,
+                0,
+                &resident_slots(&store, g),
+                &slot_owners(&store, g),
+            )
             .expect("the slots fit");
+        // Everything is uploaded: later frames upload only what changes.
+        store.take_changed_slots(g, &mut Vec::new()).expect("the group");
         let mut view = culler.view(&gpu.device);
         let buckets = (desc.lod_thresholds.len() + 1) * 4;
         let draws: Vec<DrawSlot> = (0..buckets as u32)
@@ -249,6 +267,19 @@ impl Scene {
             ties: 0,
             compared: 0,
         }
+    }
+
+    /// Uploads the slots the store changed since the last upload, as a GPU-driven frame does.
+    fn upload_changes(&mut self, gpu: &Gpu) {
+        let mut ranges = Vec::new();
+        self.store.take_changed_slots(self.g, &mut ranges).expect("the group");
+        let (all, owners) = (resident_slots(&self.store, self.g), slot_owners(&self.store, self.g));
+        let slots: Vec<usize> = ranges.iter().flat_map(|r| r.start as usize..r.end as usize).collect();
+        let states: Vec<ResidentInstance> = slots.iter().map(|&s| all[s]).collect();
+        let owned: Vec<ResidentOwner> = slots.iter().map(|&s| owners[s]).collect();
+        self.resident
+            .apply(&gpu.device, &gpu.queue, all.len() as u32, &ranges, &states, &owned)
+            .expect("the changes fit");
     }
 
     /// Culls on both sides and compares; returns the number of visible instances.
@@ -291,9 +322,9 @@ impl Scene {
                 continue;
             }
             assert_eq!(
-                got.states[s],
-                cpu[s],
-                "{what}: slot {s} (sphere {c} r {r}, screen size {}): GPU state vs crowd-cull's",
+                got.states[h.index as usize],
+                (cpu[s], h.generation),
+                "{what}: slot {s}, handle {h:?} (sphere {c} r {r}, screen size {}): GPU state vs crowd-cull's",
                 camera.screen_size(c, r)
             );
         }
@@ -308,7 +339,8 @@ impl Scene {
         }
         // A tied slot takes the CPU's state, so that later frames compare from the same previous levels.
         for s in fix {
-            self.view.write_states(&gpu.queue, s as u32, &cpu[s..s + 1]);
+            let owner = ResidentOwner::of(self.store.handle_at(self.g, s as u32));
+            self.view.write_state(&gpu.queue, owner, cpu[s]);
         }
         visible
     }
@@ -406,6 +438,70 @@ fn hysteresis_on_the_gpu_follows_crowd_cull_frame_by_frame() {
 }
 
 #[test]
+fn hysteresis_follows_instances_that_the_store_moves_to_other_slots() {
+    let Some(gpu) = common::gpu() else { return };
+    let mut rng = Rng(0x5eed_0003);
+    let mut descs = instances(&mut rng, 8_000, 4);
+    for d in &mut descs {
+        d.position = Vec3::new(d.position.x * 0.1, d.position.y * 0.1, d.position.z * 0.1 - 30.0);
+    }
+    let mut scene = Scene::new(&gpu, &descs);
+    let mut live: Vec<Handle> = scene.store.live_handles().collect();
+    let (mut removed, mut added, mut moved_slots) = (0usize, 0usize, 0usize);
+    let mut spare = instances(&mut rng, 4_000, 4).into_iter();
+    for frame in 0..30 {
+        let t = frame as f32 / 29.0 * std::f32::consts::TAU * 2.0;
+        let distance = 25.0 + 200.0 * (0.5 - 0.5 * t.cos());
+        let eye = Vec3::new(3.0 * t.sin(), 4.0, -30.0 + distance);
+        let camera = CullCamera::perspective(eye, Vec3::new(0.0, 1.0, -30.0), Vec3::Y, 0.9, 1.6, 0.5, 600.0);
+        if frame > 0 {
+            // Between culls, as a game frame: removals (whose swaps move the last member of a cluster into the
+            // freed slot), additions, and moves across the block that send instances to other clusters.
+            let slot_before: Vec<Option<(GroupId, u32)>> = live.iter().map(|&h| scene.store.slot_of(h)).collect();
+            for _ in 0..40 {
+                let i = (rng.next() % live.len() as u64) as usize;
+                scene.store.remove(live.swap_remove(i)).expect("a live handle");
+                removed += 1;
+            }
+            for _ in 0..40 {
+                let mut d = spare.next().expect("spare instances");
+                d.position = Vec3::new(d.position.x * 0.1, d.position.y * 0.1, d.position.z * 0.1 - 30.0);
+                live.push(scene.store.add(scene.g, &d).expect("a valid instance"));
+                added += 1;
+            }
+            for _ in 0..200 {
+                let h = live[(rng.next() % live.len() as u64) as usize];
+                let p = Vec3::new(rng.range(-20.0, 20.0), 0.0, rng.range(-50.0, -10.0));
+                scene.store.set_position(h, p).expect("a live handle");
+            }
+            scene.store.maintain(MaintainBudget::default());
+            moved_slots += live
+                .iter()
+                .zip(&slot_before)
+                .filter(|(h, before)| before.is_some() && scene.store.slot_of(**h) != **before)
+                .count();
+            scene.upload_changes(&gpu);
+        }
+        scene.cull_and_compare(&gpu, &camera, &format!("frame {frame}"));
+    }
+    eprintln!(
+        "30 frames: {removed} removed, {added} added, {moved_slots} instances moved to other slots, {} comparisons, \
+         {} ties left out",
+        scene.compared, scene.ties
+    );
+    assert!(
+        moved_slots > 500,
+        "the store moves instances between slots: {moved_slots}"
+    );
+    assert!(
+        scene.ties * 10_000 <= scene.compared,
+        "{} ties in {}",
+        scene.ties,
+        scene.compared
+    );
+}
+
+#[test]
 fn empty_and_fully_culled_views_draw_nothing_and_growth_keeps_slots() {
     let Some(gpu) = common::gpu() else { return };
     let desc = group_desc();
@@ -443,10 +539,15 @@ fn empty_and_fully_culled_views_draw_nothing_and_growth_keeps_slots() {
         .map(|i| ResidentInstance::new(Vec3::new(i as f32, 0.0, 50.0), Quat::IDENTITY, 1.0, &anim, Vec4::ONE))
         .collect::<Result<_, _>>()
         .expect("valid");
-    resident.write(&gpu.device, &gpu.queue, 0, &behind[..4]).expect("fits");
-    resident.write(&gpu.device, &gpu.queue, 6, &behind[6..]).expect("fits");
+    let owners: Vec<ResidentOwner> = (0..10).map(|index| ResidentOwner { index, generation: 1 }).collect();
     resident
-        .write(&gpu.device, &gpu.queue, 5000, &behind[..1])
+        .write(&gpu.device, &gpu.queue, 0, &behind[..4], &owners[..4])
+        .expect("fits");
+    resident
+        .write(&gpu.device, &gpu.queue, 6, &behind[6..], &owners[6..])
+        .expect("fits");
+    resident
+        .write(&gpu.device, &gpu.queue, 5000, &behind[..1], &owners[..1])
         .expect("fits");
     assert_eq!(resident.slot_count(), 5001);
     let back: Vec<ResidentInstance> =
@@ -455,6 +556,16 @@ fn empty_and_fully_culled_views_draw_nothing_and_growth_keeps_slots() {
     assert_eq!(&back[4..6], &[ResidentInstance::EMPTY; 2], "the gap holds no instance");
     assert_eq!(&back[6..10], &behind[6..]);
     assert_eq!(back[5000], behind[0]);
+    let back: Vec<ResidentOwner> =
+        bytemuck::cast_slice(&gpu.read_buffer(resident.owners_buffer(), 5001 * 8).expect("reads")).to_vec();
+    assert_eq!(&back[..4], &owners[..4]);
+    assert_eq!(&back[4..6], &[ResidentOwner::EMPTY; 2], "the gap has no owner");
+    assert_eq!((&back[6..10], back[5000]), (&owners[6..], owners[0]));
+    // States and owners must agree in length.
+    let err = resident
+        .write(&gpu.device, &gpu.queue, 0, &behind[..2], &owners[..1])
+        .expect_err("one owner short");
+    assert!(err.to_string().contains("owners"), "{err}");
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
     culler
         .cull(&gpu.device, &gpu.queue, &mut encoder, &resident, &mut view, &camera)
@@ -472,12 +583,14 @@ fn empty_and_fully_culled_views_draw_nothing_and_growth_keeps_slots() {
         ..limits.clone()
     };
     let mut resident = ResidentBuffer::new(&gpu.device, &small);
-    resident.write(&gpu.device, &gpu.queue, 0, &behind).expect("fits");
     resident
-        .write(&gpu.device, &gpu.queue, 90, &behind)
+        .write(&gpu.device, &gpu.queue, 0, &behind, &owners)
+        .expect("fits");
+    resident
+        .write(&gpu.device, &gpu.queue, 90, &behind, &owners)
         .expect("exactly 100 slots fit");
     let err = resident
-        .write(&gpu.device, &gpu.queue, 91, &behind)
+        .write(&gpu.device, &gpu.queue, 91, &behind, &owners)
         .expect_err("101 slots do not");
     assert!(
         matches!(

@@ -5,7 +5,7 @@ mod common;
 
 use std::mem::offset_of;
 
-use crowd_frame::ResidentInstance;
+use crowd_frame::{ResidentInstance, ResidentOwner};
 use crowd_gpu::shaders::{CROWD_CULL, RESIDENT_INSTANCE};
 use crowd_gpu::{CullViewUniform, DrawSlot};
 
@@ -38,6 +38,15 @@ fn resident_instance_matches_crowd_frame() {
             ("speed", offset_of!(ResidentInstance, speed)),
             ("fade_start", offset_of!(ResidentInstance, fade_start)),
             ("fade_length", offset_of!(ResidentInstance, fade_length)),
+        ],
+    );
+    check(
+        &module,
+        "ResidentOwner",
+        size_of::<ResidentOwner>(),
+        &[
+            ("index", offset_of!(ResidentOwner, index)),
+            ("generation", offset_of!(ResidentOwner, generation)),
         ],
     );
     assert_eq!(size_of::<ResidentInstance>(), crowd_frame::RESIDENT_INSTANCE_SIZE);

@@ -7,7 +7,7 @@ mod common;
 
 use common::driven::{Rng, camera, renderer, scene};
 use crowd_cull::Handle;
-use crowd_frame::{ClipId, CrowdFrame, FrameSettings, ResidentInstance, Spawn};
+use crowd_frame::{ClipId, CrowdFrame, FrameSettings, ResidentInstance, ResidentOwner, Spawn};
 use crowd_gpu::CrowdRenderer;
 use crowd_gpu::headless::Gpu;
 use glam::{Quat, Vec3, Vec4};
@@ -22,10 +22,17 @@ fn check(gpu: &Gpu, crowd: &CrowdFrame<'_>, r: &CrowdRenderer, frame: usize) {
     let got: &[ResidentInstance] = bytemuck::cast_slice(&bytes);
     let slots = crowd.store().group_slot_count(crowd.group()).expect("the group");
     assert!(n <= slots, "frame {frame}: {n} resident slots for a store of {slots}");
+    let bytes = gpu
+        .read_buffer(resident.owners_buffer(), (n * size_of::<ResidentOwner>()) as u64)
+        .expect("reads");
+    let owners: &[ResidentOwner] = bytemuck::cast_slice(&bytes);
     for s in 0..slots {
         let want = crowd.resident_state(s as u32).expect("a slot");
         let have = got.get(s).copied().unwrap_or(ResidentInstance::EMPTY);
         assert_eq!(have, want, "frame {frame}: slot {s} of {slots} (resident {n})");
+        let owner = ResidentOwner::of(crowd.store().handle_at(crowd.group(), s as u32));
+        let have = owners.get(s).copied().unwrap_or(ResidentOwner::EMPTY);
+        assert_eq!(have, owner, "frame {frame}: the owner of slot {s}");
     }
 }
 

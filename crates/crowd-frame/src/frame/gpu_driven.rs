@@ -18,7 +18,7 @@ use super::CrowdFrame;
 use crate::pack::live_slot_ranges;
 use crate::packet::{DRAWS_PER_LOD, FrameCamera, PacketDraw, RecordKind};
 use crate::record::InstanceRecord;
-use crate::resident::{RESIDENT_NO_FADE, ResidentInstance};
+use crate::resident::{RESIDENT_NO_FADE, ResidentInstance, ResidentOwner};
 use crate::{Error, INSTANCE_RECORD_SIZE, Result};
 
 /// Changed slots per parallel task of the encoding: enough to amortise rayon's scheduling.
@@ -126,15 +126,18 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
             self.changed_slots.extend(r.clone());
         }
         res.instances.resize(self.changed_slots.len(), ResidentInstance::EMPTY);
+        res.owners.resize(self.changed_slots.len(), ResidentOwner::EMPTY);
         let (store, group, unique_slots) = (&self.store, self.group, &self.unique_slots[..n]);
         res.instances
             .par_iter_mut()
+            .zip(res.owners.par_iter_mut())
             .zip(self.changed_slots.par_iter())
             .with_min_len(ENCODE_CHUNK)
-            .for_each(|(state, &slot)| {
+            .for_each(|((state, owner), &slot)| {
                 let unique = unique_slots.binary_search(&slot).is_ok();
-                let live = store.handle_at(group, slot).is_some();
-                *state = resident_at(&slots, live, slot, unique, now);
+                let handle = store.handle_at(group, slot);
+                *owner = ResidentOwner::of(handle);
+                *state = resident_at(&slots, handle.is_some(), slot, unique, now);
             });
         // Crossfades carry their timing, which only the fade list knows: patch the changed slots of fading instances.
         // `changed_starts[k]` is the index of range k's first state.

@@ -54,8 +54,10 @@ impl RenderPath {
 }
 
 /// Storage buffers per stage the GPU-driven path needs: seven in the vertex stage (records, two palettes, the
-/// visible list, the counters, the resident instances, the clips) and seven in the cull pass.
-pub const GPU_DRIVEN_STORAGE_BUFFERS: u32 = 7;
+/// visible list, the counters, the resident instances, the clips) and eight in the cull pass (the resident
+/// instances and their owners, clip bounds, states, counters, visible list, draws and indirect arguments). wgpu's
+/// default limits give eight.
+pub const GPU_DRIVEN_STORAGE_BUFFERS: u32 = 8;
 
 /// The GPU-driven state of a renderer.
 #[derive(Debug)]
@@ -264,7 +266,7 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
         let before = g.resident.generation();
         let uploaded = g
             .resident
-            .apply(device, queue, res.slot_count, &res.ranges, &res.instances)?;
+            .apply(device, queue, res.slot_count, &res.ranges, &res.instances, &res.owners)?;
         if g.resident.generation() != before {
             g.generation += 1;
         }
