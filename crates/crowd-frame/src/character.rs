@@ -72,8 +72,9 @@ impl Character {
     ///
     /// # Errors
     ///
-    /// - [`Error::Invalid`] naming the argument when the lengths differ, there are no clips or LODs, there are more
-    ///   than `u16::MAX` clips, a clip is built for another joint count, or a box is not valid;
+    /// - [`Error::ClipTables`] when the lengths differ, [`Error::ClipCount`] for no clips or more than
+    ///   `u16::MAX - 1`, [`Error::LodCount`] for no LODs or too many, [`Error::ClipJoints`] for a clip built for
+    ///   another joint count and [`Error::ClipBounds`] for a box that is not valid;
     /// - [`Error::Palette`] when the skeleton's skin does not bind ([`PaletteBinding::new`]).
     pub fn new(
         skeleton: Skeleton,
@@ -83,38 +84,32 @@ impl Character {
         lod_count: usize,
     ) -> Result<Self> {
         if clips.is_empty() || clips.len() >= usize::from(u16::MAX) {
-            return Err(Error::invalid(
-                "character clips",
-                format!("there are {}; a crowd needs 1 to {}", clips.len(), u16::MAX - 1),
-            ));
+            return Err(Error::ClipCount {
+                clips: clips.len(),
+                max: usize::from(u16::MAX - 1),
+            });
         }
         if slots.len() != clips.len() || clip_bounds.len() != clips.len() {
-            return Err(Error::invalid(
-                "character slots and clip bounds",
-                format!(
-                    "{} slot counts and {} boxes for {} clips; give one of each per clip",
-                    slots.len(),
-                    clip_bounds.len(),
-                    clips.len()
-                ),
-            ));
+            return Err(Error::ClipTables {
+                clips: clips.len(),
+                slots: slots.len(),
+                bounds: clip_bounds.len(),
+            });
         }
         for (i, clip) in clips.iter().enumerate() {
             if clip.joint_count() != skeleton.joint_count() {
-                return Err(Error::invalid(
-                    format!("character clip {i} ('{}')", clip.name()),
-                    format!(
-                        "animates {} joints; the skeleton has {}",
-                        clip.joint_count(),
-                        skeleton.joint_count()
-                    ),
-                ));
+                return Err(Error::ClipJoints {
+                    clip: i,
+                    name: clip.name().to_owned(),
+                    joints: clip.joint_count(),
+                    skeleton_joints: skeleton.joint_count(),
+                });
             }
             if !clip_bounds[i].is_valid() {
-                return Err(Error::invalid(
-                    format!("character clip {i} ('{}') bounds", clip.name()),
-                    "are not a finite box with min <= max",
-                ));
+                return Err(Error::ClipBounds {
+                    clip: i,
+                    name: clip.name().to_owned(),
+                });
             }
         }
         check_lod_count(lod_count)?;
@@ -138,17 +133,13 @@ impl Character {
     ///
     /// # Errors
     ///
-    /// [`Error::Invalid`] when `skeleton` is out of range, no clip animates it or no mesh is bound to it, and the
+    /// [`Error::SkeletonIndex`] when `skeleton` is out of range, [`Error::SkeletonUnused`] when no clip animates it
+    /// or no mesh is bound to it, and the
     /// errors of runtime clip building, bounds, slot search and [`Character::new`], naming the clip or mesh.
     pub fn from_model(model: &Model, skeleton: usize, options: &CharacterOptions) -> Result<Self> {
-        let sk = model.skeletons.get(skeleton).ok_or_else(|| {
-            Error::invalid(
-                "character skeleton",
-                format!(
-                    "index {skeleton} is past the model's {} skeletons",
-                    model.skeletons.len()
-                ),
-            )
+        let sk = model.skeletons.get(skeleton).ok_or(Error::SkeletonIndex {
+            skeleton,
+            skeletons: model.skeletons.len(),
         })?;
         let mut mesh_indices: Vec<usize> = model
             .bindings
@@ -160,20 +151,22 @@ impl Character {
         mesh_indices.dedup();
         let meshes: Vec<&SkinnedMesh> = mesh_indices.iter().map(|&m| &model.meshes[m]).collect();
         if meshes.is_empty() {
-            return Err(Error::invalid(
-                format!("character skeleton {skeleton} ('{}')", sk.name),
-                "no mesh is bound to it",
-            ));
+            return Err(Error::SkeletonUnused {
+                skeleton,
+                name: sk.name.clone(),
+                missing: "mesh bound",
+            });
         }
         let mut clips = Vec::new();
         for clip in model.clips_for(skeleton) {
             clips.push(RuntimeClip::build(clip, sk, &options.clip)?);
         }
         if clips.is_empty() {
-            return Err(Error::invalid(
-                format!("character skeleton {skeleton} ('{}')", sk.name),
-                "no clip animates it",
-            ));
+            return Err(Error::SkeletonUnused {
+                skeleton,
+                name: sk.name.clone(),
+                missing: "clip animating",
+            });
         }
         let mut slots = Vec::with_capacity(clips.len());
         let mut clip_bounds = Vec::with_capacity(clips.len());
@@ -195,7 +188,7 @@ impl Character {
     ///
     /// # Errors
     ///
-    /// [`Error::Invalid`] when `lod_count` is 0 or past `crowd_cull::limits::MAX_LODS`.
+    /// [`Error::LodCount`] when `lod_count` is 0 or past `crowd_cull::limits::MAX_LODS`.
     pub fn with_lod_count(mut self, lod_count: usize) -> Result<Self> {
         check_lod_count(lod_count)?;
         self.lod_count = lod_count;
@@ -244,10 +237,10 @@ impl Character {
 /// Checks a LOD count: 1 to `crowd_cull::limits::MAX_LODS`.
 fn check_lod_count(lod_count: usize) -> Result<()> {
     if lod_count == 0 || lod_count > crowd_cull::limits::MAX_LODS {
-        return Err(Error::invalid(
-            "character LODs",
-            format!("there are {lod_count}; give 1 to {}", crowd_cull::limits::MAX_LODS),
-        ));
+        return Err(Error::LodCount {
+            lods: lod_count,
+            max: crowd_cull::limits::MAX_LODS,
+        });
     }
     Ok(())
 }

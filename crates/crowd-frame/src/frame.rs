@@ -166,30 +166,22 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
     ///
     /// # Errors
     ///
-    /// - [`Error::Invalid`] when the LOD thresholds do not match the character's LODs, `max_unique` is 0 or
-    ///   above `u32::MAX` palettes of entries, or the packet count does not suit the overrun policy;
+    /// - [`Error::LodThresholds`] when the LOD thresholds do not match the character's LODs, [`Error::MaxUnique`]
+    ///   when `max_unique` is 0 or above `u32::MAX` palette entries;
     /// - [`Error::Cull`] for invalid cluster settings or thresholds, [`Error::Pose`] for pool options or slot
     ///   counts the pool rejects, [`Error::Palette`] for the exchange.
     pub fn new(character: &'a Character, settings: FrameSettings) -> Result<Self> {
         if settings.lod_thresholds.len() + 1 != character.lod_count() {
-            return Err(Error::invalid(
-                "FrameSettings::lod_thresholds",
-                format!(
-                    "has {} thresholds for a character of {} LODs; give one fewer than the LODs",
-                    settings.lod_thresholds.len(),
-                    character.lod_count()
-                ),
-            ));
+            return Err(Error::LodThresholds {
+                thresholds: settings.lod_thresholds.len(),
+                lods: character.lod_count(),
+            });
         }
         let s = character.binding().skin_joint_count();
         if settings.max_unique == 0 || settings.max_unique.saturating_mul(s.max(1)) > u32::MAX as usize {
-            return Err(Error::invalid(
-                "FrameSettings::max_unique",
-                format!(
-                    "is {}; it must be at least 1, and its palettes index with u32",
-                    settings.max_unique
-                ),
-            ));
+            return Err(Error::MaxUnique {
+                max_unique: settings.max_unique,
+            });
         }
         let mut store = InstanceStore::new(settings.cluster)?;
         let group = store.add_group(GroupDesc {
@@ -312,26 +304,26 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
 
     /// Checks one spawn and turns it into the store's description.
     fn describe(&self, i: usize, s: &Spawn) -> Result<InstanceDesc> {
-        let what = |field: &str| format!("spawn {i} {field}");
         if usize::from(s.clip.0) >= self.character.clips().len() {
-            return Err(Error::invalid(
-                what("clip"),
-                format!(
-                    "is {}; the character has {} clips",
-                    s.clip.0,
-                    self.character.clips().len()
-                ),
-            ));
+            return Err(Error::SpawnClip {
+                spawn: i,
+                clip: s.clip.0,
+                clips: self.character.clips().len(),
+            });
         }
         if !(SCALE_MIN..=SCALE_MAX).contains(&s.scale) {
-            return Err(Error::invalid(
-                what("scale"),
-                format!("is {}; it must be within {SCALE_MIN}..={SCALE_MAX}", s.scale),
-            ));
+            return Err(Error::SpawnScale {
+                spawn: i,
+                scale: s.scale,
+            });
         }
-        check_tint(&what("tint"), s.tint)?;
+        check_tint(Some(i), s.tint)?;
         if !(s.time.is_finite() && s.speed.is_finite()) {
-            return Err(Error::invalid(what("time and speed"), "must be finite"));
+            return Err(Error::SpawnTime {
+                spawn: i,
+                time: s.time,
+                speed: s.speed,
+            });
         }
         Ok(InstanceDesc {
             position: s.position,
@@ -351,7 +343,8 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
     ///
     /// # Errors
     ///
-    /// [`Error::Invalid`] naming the field of a bad spawn (see [`Spawn`]), [`Error::Cull`] for what the store
+    /// [`Error::SpawnClip`], [`Error::SpawnScale`], [`Error::Tint`] or [`Error::SpawnTime`] for a bad spawn (see
+    /// [`Spawn`]), [`Error::Cull`] for what the store
     /// rejects (a non-finite position, a rotation far from unit length). Nothing changes on error.
     pub fn add(&mut self, spawn: &Spawn) -> Result<Handle> {
         let mut handle = [Handle::default()];
@@ -363,14 +356,14 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
     ///
     /// # Errors
     ///
-    /// As [`CrowdFrame::add`], naming the spawn by index; [`Error::Invalid`] when the lengths differ. Nothing
+    /// As [`CrowdFrame::add`], naming the spawn by index; [`Error::HandleCount`] when the lengths differ. Nothing
     /// changes on error.
     pub fn add_many(&mut self, spawns: &[Spawn], handles: &mut [Handle]) -> Result<()> {
         if spawns.len() != handles.len() {
-            return Err(Error::invalid(
-                "add_many handles",
-                format!("{} handles for {} spawns", handles.len(), spawns.len()),
-            ));
+            return Err(Error::HandleCount {
+                handles: handles.len(),
+                spawns: spawns.len(),
+            });
         }
         let mut descs = std::mem::take(&mut self.spawn_scratch);
         descs.clear();
@@ -477,9 +470,9 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
     ///
     /// # Errors
     ///
-    /// [`Error::Invalid`] when a component is outside `[0, 1]`; [`Error::Cull`] for a stale handle.
+    /// [`Error::Tint`] when a component is outside `[0, 1]`; [`Error::Cull`] for a stale handle.
     pub fn set_tint(&mut self, handle: Handle, tint: Vec4) -> Result<()> {
-        check_tint("tint", tint)?;
+        check_tint(None, tint)?;
         Ok(self.store.set_custom(handle, tint)?)
     }
 
@@ -487,10 +480,10 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
     ///
     /// # Errors
     ///
-    /// [`Error::Invalid`] when `speed` is not finite; [`Error::Cull`] for a stale handle.
+    /// [`Error::Speed`] when `speed` is not finite; [`Error::Cull`] for a stale handle.
     pub fn set_speed(&mut self, handle: Handle, speed: f32) -> Result<()> {
         if !speed.is_finite() {
-            return Err(Error::invalid("speed", format!("is {speed}; it must be finite")));
+            return Err(Error::Speed { speed });
         }
         let mut anim = self.store.get(handle)?.desc.anim;
         let t = clip_time(&anim, self.time);
@@ -510,20 +503,17 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
     ///
     /// # Errors
     ///
-    /// [`Error::Invalid`] for an unknown clip or a non-finite fade; [`Error::Cull`] for a stale handle.
+    /// [`Error::PlayClip`] for an unknown clip, [`Error::PlayFade`] for a non-finite fade; [`Error::Cull`] for a
+    /// stale handle.
     pub fn play(&mut self, handle: Handle, clip: ClipId, fade: f32) -> Result<()> {
         if usize::from(clip.0) >= self.character.clips().len() {
-            return Err(Error::invalid(
-                "play clip",
-                format!(
-                    "is {}; the character has {} clips",
-                    clip.0,
-                    self.character.clips().len()
-                ),
-            ));
+            return Err(Error::PlayClip {
+                clip: clip.0,
+                clips: self.character.clips().len(),
+            });
         }
         if !fade.is_finite() {
-            return Err(Error::invalid("play fade", format!("is {fade}; it must be finite")));
+            return Err(Error::PlayFade { fade });
         }
         let anim = self.store.get(handle)?.desc.anim;
         let pool = &self.pool;
@@ -555,7 +545,8 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
     ///
     /// # Errors
     ///
-    /// - [`Error::Invalid`] when `dt` is negative or not finite, or the camera is not finite; nothing changes then;
+    /// - [`Error::StepDt`] when `dt` is negative or not finite, [`Error::Camera`] when the camera is not finite;
+    ///   nothing changes then;
     /// - [`Error::Palette`] with `ExchangeClosed` when the exchange was closed.
     ///
     /// The inner jobs' errors cannot happen with the frame's checked inputs; one would be reported as its crate's
@@ -640,13 +631,10 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
     /// Checks a step's `dt` and camera (O(1)) and returns the culling camera; nothing changes on error.
     fn check_step(&self, dt: f32, camera: &FrameCamera) -> Result<crowd_cull::CullCamera> {
         if !(dt.is_finite() && dt >= 0.0 && (self.time + dt).is_finite()) {
-            return Err(Error::invalid(
-                "step dt",
-                format!("is {dt}; it must be finite and non-negative"),
-            ));
+            return Err(Error::StepDt { dt });
         }
         if !camera.is_finite() {
-            return Err(Error::invalid("step camera", "has a non-finite matrix or eye"));
+            return Err(Error::Camera { what: "step" });
         }
         let cull_camera = camera.cull_camera();
         cull_camera.validate()?;
@@ -778,14 +766,14 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
     }
 }
 
-/// Checks that a tint is within `[0, 1]`.
-fn check_tint(what: &str, tint: Vec4) -> Result<()> {
+/// Checks that a tint (of spawn `spawn`, or of `set_tint`) is within `[0, 1]`.
+fn check_tint(spawn: Option<usize>, tint: Vec4) -> Result<()> {
     if tint.cmpge(Vec4::ZERO).all() && tint.cmple(Vec4::ONE).all() {
         Ok(())
     } else {
-        Err(Error::invalid(
-            what,
-            format!("is {tint}; every component must be within [0, 1]"),
-        ))
+        Err(Error::Tint {
+            spawn,
+            tint: tint.to_array(),
+        })
     }
 }

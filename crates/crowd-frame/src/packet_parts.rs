@@ -36,38 +36,35 @@ impl<F: PaletteFormat> Packet<F> {
     ///
     /// # Errors
     ///
-    /// [`Error::Invalid`] naming the draw or record at fault when: `skin_joint_count` is zero; a palette buffer is
-    /// not a whole number of palettes; a draw's records lie past `records`; two draws share a record; a record is
-    /// drawn by no draw; a record's position is not finite or its scale is not a normal positive f16; a pooled
-    /// record's slot lies past the pooled palettes; a unique record's palette runs past the unique palettes; or the
-    /// camera is not finite.
+    /// An error naming the draw or record at fault: [`Error::PacketJoints`] when `skin_joint_count` is zero or
+    /// past `u32::MAX`; [`Error::PacketPalettes`] when a palette buffer is not a whole number of palettes;
+    /// [`Error::PacketDraw`] when a draw's records lie past `records`; [`Error::PacketRecordDraws`] when two draws
+    /// share a record or a record is drawn by no draw; [`Error::PacketRecordPosition`],
+    /// [`Error::PacketRecordScale`], [`Error::PacketRecordSlot`] and [`Error::PacketRecordPalette`] for a record's
+    /// non-finite position, a scale that is not a normal positive f16, a pooled slot past the pooled palettes or a
+    /// unique palette past the unique palettes; [`Error::Camera`] when the camera is not finite.
     pub fn from_parts(parts: &PacketParts<'_, F>) -> Result<Self> {
         let s = parts.skin_joint_count;
         if s == 0 {
-            return Err(Error::invalid("packet skin_joint_count", "is zero"));
+            return Err(Error::PacketJoints { count: s });
         }
         // The packet stores the count as a `u32`, and the shader indexes palettes with `u32`s.
         let Ok(s32) = u32::try_from(s) else {
-            return Err(Error::invalid(
-                "packet skin_joint_count",
-                format!("{s} does not fit a u32"),
-            ));
+            return Err(Error::PacketJoints { count: s });
         };
         if !parts.camera.is_finite() {
-            return Err(Error::invalid("packet camera", "is not finite"));
+            return Err(Error::Camera { what: "packet" });
         }
         for (what, buffer) in [
             ("pool_palettes", parts.pool_palettes),
             ("unique_palettes", parts.unique_palettes),
         ] {
             if !buffer.len().is_multiple_of(s) {
-                return Err(Error::invalid(
-                    format!("packet {what}"),
-                    format!(
-                        "holds {} entries, not a whole number of {s}-entry palettes",
-                        buffer.len()
-                    ),
-                ));
+                return Err(Error::PacketPalettes {
+                    buffer: what,
+                    entries: buffer.len(),
+                    skin_joints: s,
+                });
             }
         }
         let pool_slots = parts.pool_palettes.len() / s;
@@ -77,24 +74,23 @@ impl<F: PaletteFormat> Packet<F> {
             let first = draw.first_instance as usize;
             let end = first.checked_add(draw.instance_count as usize);
             let Some(end) = end.filter(|&end| end <= n) else {
-                return Err(Error::invalid(
-                    format!("packet draw {d}"),
-                    format!(
-                        "records {first}.. ({} of them) lie past the {n} records",
-                        draw.instance_count
-                    ),
-                ));
+                return Err(Error::PacketDraw {
+                    draw: d,
+                    first: draw.first_instance,
+                    count: draw.instance_count,
+                    records: n,
+                });
             };
             for (i, r) in parts.records[first..end].iter().enumerate() {
                 let i = first + i;
                 if std::mem::replace(&mut drawn[i], true) {
-                    return Err(Error::invalid(format!("packet record {i}"), "is drawn by two draws"));
+                    return Err(Error::PacketRecordDraws { record: i, draws: 2 });
                 }
                 check_record(r, i, draw.kind, s, pool_slots, parts.unique_palettes.len())?;
             }
         }
         if let Some(i) = drawn.iter().position(|&d| !d) {
-            return Err(Error::invalid(format!("packet record {i}"), "is drawn by no draw"));
+            return Err(Error::PacketRecordDraws { record: i, draws: 0 });
         }
         let whole = |bytes: usize| {
             if bytes == 0 {
@@ -149,29 +145,26 @@ fn check_record(
     pool_slots: usize,
     unique_entries: usize,
 ) -> Result<()> {
-    let what = || format!("packet record {i}");
     if !r.position.iter().all(|c| c.is_finite()) {
-        return Err(Error::invalid(
-            what(),
-            format!("position {:?} is not finite", r.position),
-        ));
+        return Err(Error::PacketRecordPosition {
+            record: i,
+            position: r.position,
+        });
     }
     // A normal positive half: exponent field 1..=30, sign clear.
     let scale = r.scale_fraction & 0xffff;
     if !(0x0400..0x7c00).contains(&scale) {
-        return Err(Error::invalid(
-            what(),
-            format!("scale bits {scale:#06x} are not a normal positive f16"),
-        ));
+        return Err(Error::PacketRecordScale { record: i, bits: scale });
     }
     match kind {
         RecordKind::Pooled => {
             for slot in [r.anim & 0xffff, r.anim >> 16] {
                 if slot as usize >= pool_slots {
-                    return Err(Error::invalid(
-                        what(),
-                        format!("slot {slot} lies past the {pool_slots} pooled palettes"),
-                    ));
+                    return Err(Error::PacketRecordSlot {
+                        record: i,
+                        slot,
+                        slots: pool_slots,
+                    });
                 }
             }
         }
@@ -179,14 +172,12 @@ fn check_record(
             // Checked: the count comes from the caller (a sum that wraps would accept a palette past the buffer).
             let end = (r.anim as usize).checked_add(skin_joint_count);
             if end.is_none_or(|end| end > unique_entries) {
-                let end = end.map_or_else(|| "(overflow)".to_owned(), |e| e.to_string());
-                return Err(Error::invalid(
-                    what(),
-                    format!(
-                        "palette entries {}..{end} lie past the {unique_entries} unique palette entries",
-                        r.anim
-                    ),
-                ));
+                return Err(Error::PacketRecordPalette {
+                    record: i,
+                    start: r.anim,
+                    end,
+                    entries: unique_entries,
+                });
             }
         }
     }
@@ -251,6 +242,18 @@ mod tests {
         let unique = record(RecordAnim::Unique { palette: 1 });
         let err = build(&[unique], &[draw(RecordKind::Unique, 0, 1)]).expect_err("palette past the buffer");
         assert!(
+            matches!(
+                err,
+                Error::PacketRecordPalette {
+                    record: 0,
+                    start: 1,
+                    end: Some(4),
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(
             err.to_string().contains("record 0") && err.to_string().contains("1..4"),
             "{err}"
         );
@@ -259,21 +262,36 @@ mod tests {
             fraction: 0.0,
         });
         let err = build(&[pooled], &[draw(RecordKind::Pooled, 0, 1)]).expect_err("slot past the buffer");
-        assert!(err.to_string().contains("slot 2"), "{err}");
+        assert!(
+            matches!(err, Error::PacketRecordSlot { record: 0, slot: 2, .. }),
+            "{err}"
+        );
         let mut nan = record(RecordAnim::Unique { palette: 0 });
         nan.position[1] = f32::NAN;
         let err = build(&[nan], &[draw(RecordKind::Unique, 0, 1)]).expect_err("NaN position");
-        assert!(err.to_string().contains("not finite"), "{err}");
+        assert!(matches!(err, Error::PacketRecordPosition { record: 0, .. }), "{err}");
         let mut zero_scale = record(RecordAnim::Unique { palette: 0 });
         zero_scale.scale_fraction = 0;
-        assert!(build(&[zero_scale], &[draw(RecordKind::Unique, 0, 1)]).is_err());
+        let err = build(&[zero_scale], &[draw(RecordKind::Unique, 0, 1)]).expect_err("zero scale");
+        assert!(matches!(err, Error::PacketRecordScale { record: 0, bits: 0 }), "{err}");
         let ok = record(RecordAnim::Unique { palette: 0 });
         let err = build(&[ok], &[draw(RecordKind::Unique, 0, 2)]).expect_err("draw past the records");
-        assert!(err.to_string().contains("draw 0"), "{err}");
+        assert!(
+            matches!(
+                err,
+                Error::PacketDraw {
+                    draw: 0,
+                    records: 1,
+                    ..
+                }
+            ),
+            "{err}"
+        );
         let err = build(&[ok, ok], &[draw(RecordKind::Unique, 0, 1)]).expect_err("undrawn record");
-        assert!(err.to_string().contains("record 1"), "{err}");
+        assert!(matches!(err, Error::PacketRecordDraws { record: 1, draws: 0 }), "{err}");
         let err = build(&[ok], &[draw(RecordKind::Unique, 0, 1), draw(RecordKind::Unique, 0, 1)])
             .expect_err("record drawn twice");
+        assert!(matches!(err, Error::PacketRecordDraws { record: 0, draws: 2 }), "{err}");
         assert!(err.to_string().contains("two draws"), "{err}");
         assert!(build(&[], &[]).is_ok(), "an empty packet is valid");
     }
@@ -293,7 +311,7 @@ mod tests {
                 draws: &[draw(RecordKind::Unique, 0, 1)],
             })
             .expect_err("a joint count past u32 with no palettes");
-            assert!(err.to_string().contains("skin_joint_count"), "{s}: {err}");
+            assert!(matches!(err, Error::PacketJoints { count } if count == s), "{s}: {err}");
         }
         // The largest count a packet holds, with no unique palette behind the record.
         let err = Packet::<PaletteEntry>::from_parts(&PacketParts {
@@ -306,9 +324,9 @@ mod tests {
             draws: &[draw(RecordKind::Unique, 0, 1)],
         })
         .expect_err("a palette past the unique palettes");
-        assert!(err.to_string().contains("record 0"), "{err}");
+        assert!(matches!(err, Error::PacketRecordPalette { record: 0, .. }), "{err}");
         // A draw whose count would wrap past the records.
         let err = build(&[unique], &[draw(RecordKind::Unique, 1, u32::MAX)]).expect_err("a draw past the records");
-        assert!(err.to_string().contains("draw 0"), "{err}");
+        assert!(matches!(err, Error::PacketDraw { draw: 0, .. }), "{err}");
     }
 }

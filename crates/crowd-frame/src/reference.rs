@@ -171,9 +171,11 @@ pub fn reference_frame<F: PaletteFormat>(frame: &CrowdFrame<'_, F>) -> Result<Re
     }
     for range in pool.live_slots() {
         for slot in range.first_slot..range.first_slot + range.slot_count {
-            let model = pool
-                .slot_model(slot as usize)
-                .ok_or_else(|| Error::invalid("reference pool slot", format!("{slot} is out of range")))?;
+            let model = pool.slot_model(slot as usize).ok_or(Error::Slot {
+                what: "reference pool",
+                slot,
+                slots: pool.slot_count(),
+            })?;
             let mut palette = vec![Affine3A::IDENTITY; s];
             palette_from_model(skeleton, model, Some(&root), &mut palette)?;
             out.pool_palettes.push((slot, palette));

@@ -9,12 +9,20 @@ use crowd_frame::{
 use glam::{Quat, Vec3, Vec4};
 use skin_pack::{Overrun, PaletteEntry};
 
-/// The `what` of an [`Error::Invalid`], or a panic.
-fn what<T: std::fmt::Debug>(r: Result<T, Error>) -> String {
+/// The error of `r`, or a panic.
+fn err<T: std::fmt::Debug>(r: Result<T, Error>) -> Error {
     match r {
-        Err(Error::Invalid { what, .. }) => what,
-        other => panic!("expected Error::Invalid, got {other:?}"),
+        Err(e) => e,
+        Ok(v) => panic!("expected an error, got {v:?}"),
     }
+}
+
+/// Asserts that `$r` fails with an error matching `$p`, showing the error otherwise.
+macro_rules! fails {
+    ($r:expr, $p:pat) => {{
+        let e = err($r);
+        assert!(matches!(e, $p), "got {e:?}");
+    }};
 }
 
 #[test]
@@ -30,28 +38,41 @@ fn characters_with_inconsistent_parts_are_refused() {
         )
     };
     let (sk, clips, slots, bounds, lods) = parts();
-    assert_eq!(
-        what(Character::new(sk, Vec::new(), Vec::new(), Vec::new(), lods)),
-        "character clips"
+    fails!(
+        Character::new(sk, Vec::new(), Vec::new(), Vec::new(), lods),
+        Error::ClipCount { clips: 0, .. }
     );
     let (sk, clips2, mut slots2, bounds2, lods2) = parts();
     slots2.pop();
-    assert_eq!(
-        what(Character::new(sk, clips2, slots2, bounds2, lods2)),
-        "character slots and clip bounds"
+    fails!(
+        Character::new(sk, clips2, slots2, bounds2, lods2),
+        Error::ClipTables {
+            clips: 4,
+            slots: 3,
+            bounds: 4
+        }
     );
     let (sk, clips3, slots3, mut bounds3, lods3) = parts();
     bounds3[1].min = Vec3::NAN;
-    assert!(what(Character::new(sk, clips3, slots3, bounds3, lods3)).starts_with("character clip 1"));
-    let (sk, ..) = parts();
-    assert_eq!(what(Character::new(sk, clips, slots, bounds, 0)), "character LODs");
-    let model = common::model();
-    assert_eq!(
-        what(Character::from_model(&model, 5, &CharacterOptions::default())),
-        "character skeleton"
+    fails!(
+        Character::new(sk, clips3, slots3, bounds3, lods3),
+        Error::ClipBounds { clip: 1, .. }
     );
-    assert_eq!(what(common::character(4).with_lod_count(0)), "character LODs");
-    assert_eq!(what(common::character(4).with_lod_count(9)), "character LODs");
+    let (sk, ..) = parts();
+    fails!(
+        Character::new(sk, clips, slots, bounds, 0),
+        Error::LodCount { lods: 0, .. }
+    );
+    let model = common::model();
+    fails!(
+        Character::from_model(&model, 5, &CharacterOptions::default()),
+        Error::SkeletonIndex { skeleton: 5, .. }
+    );
+    fails!(common::character(4).with_lod_count(0), Error::LodCount { lods: 0, .. });
+    fails!(
+        common::character(4).with_lod_count(9),
+        Error::LodCount { lods: 9, max: 8 }
+    );
 }
 
 #[test]
@@ -61,17 +82,17 @@ fn settings_that_do_not_fit_the_character_are_refused() {
         lod_thresholds: vec![0.1],
         ..FrameSettings::default()
     };
-    assert_eq!(
-        what(CrowdFrame::<'_, PaletteEntry>::new(&c, bad_lods)),
-        "FrameSettings::lod_thresholds"
+    fails!(
+        CrowdFrame::<'_, PaletteEntry>::new(&c, bad_lods),
+        Error::LodThresholds { thresholds: 1, .. }
     );
     let no_unique = FrameSettings {
         max_unique: 0,
         ..FrameSettings::default()
     };
-    assert_eq!(
-        what(CrowdFrame::<'_, PaletteEntry>::new(&c, no_unique)),
-        "FrameSettings::max_unique"
+    fails!(
+        CrowdFrame::<'_, PaletteEntry>::new(&c, no_unique),
+        Error::MaxUnique { max_unique: 0 }
     );
     let two_dropping = FrameSettings {
         packets: 2,
@@ -139,7 +160,16 @@ fn bad_spawns_and_switches_name_the_field_and_change_nothing() {
     ];
     for (bad, name) in cases {
         let mut handles = [Default::default(); 2];
-        assert_eq!(what(crowd.add_many(&[good, bad], &mut handles)), name);
+        let e = err(crowd.add_many(&[good, bad], &mut handles));
+        let field = match e {
+            Error::SpawnClip { spawn: 1, .. } => "spawn 1 clip",
+            Error::SpawnScale { spawn: 1, .. } => "spawn 1 scale",
+            Error::Tint { spawn: Some(1), .. } => "spawn 1 tint",
+            Error::SpawnTime { spawn: 1, .. } => "spawn 1 time and speed",
+            ref other => panic!("{name}: got {other:?}"),
+        };
+        assert_eq!(field, name);
+        assert!(e.to_string().starts_with(name), "{e}");
         assert!(crowd.is_empty(), "{name}: nothing was added");
     }
     let nan = Spawn {
@@ -154,13 +184,16 @@ fn bad_spawns_and_switches_name_the_field_and_change_nothing() {
     assert!(matches!(crowd.add(&skewed), Err(Error::Cull(_))));
     assert!(crowd.is_empty());
     let mut short = [Default::default(); 1];
-    assert_eq!(what(crowd.add_many(&[good, good], &mut short)), "add_many handles");
+    fails!(
+        crowd.add_many(&[good, good], &mut short),
+        Error::HandleCount { handles: 1, spawns: 2 }
+    );
 
     let h = crowd.add(&good).expect("adds");
-    assert_eq!(what(crowd.play(h, ClipId(99), 0.2)), "play clip");
-    assert_eq!(what(crowd.play(h, ClipId(1), f32::NAN)), "play fade");
-    assert_eq!(what(crowd.set_tint(h, Vec4::splat(-1.0))), "tint");
-    assert_eq!(what(crowd.set_speed(h, f32::NAN)), "speed");
+    fails!(crowd.play(h, ClipId(99), 0.2), Error::PlayClip { clip: 99, .. });
+    fails!(crowd.play(h, ClipId(1), f32::NAN), Error::PlayFade { .. });
+    fails!(crowd.set_tint(h, Vec4::splat(-1.0)), Error::Tint { spawn: None, .. });
+    fails!(crowd.set_speed(h, f32::NAN), Error::Speed { .. });
     let before = crowd.store().get(h).expect("live").desc;
     assert_eq!(before.anim.clip, 0);
     crowd.remove(h).expect("removes");
@@ -177,13 +210,13 @@ fn bad_steps_are_refused_before_anything_changes() {
         .expect("adds");
     let camera = common::camera(0);
     for dt in [f32::NAN, -0.1, f32::INFINITY] {
-        assert_eq!(what(crowd.step(dt, &camera)), "step dt");
+        fails!(crowd.step(dt, &camera), Error::StepDt { .. });
     }
     let broken = FrameCamera {
         eye: Vec3::NAN,
         ..camera
     };
-    assert_eq!(what(crowd.step(0.1, &broken)), "step camera");
+    fails!(crowd.step(0.1, &broken), Error::Camera { what: "step" });
     assert_eq!(crowd.time(), 0.0);
     assert_eq!(crowd.exchange().stats().published, 0);
 }

@@ -229,14 +229,15 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
     ///
     /// # Errors
     ///
-    /// [`Error::Invalid`] for a slot past the store's slots.
+    /// [`Error::Slot`] for a slot past the store's slots.
     pub fn resident_state(&self, slot: u32) -> Result<ResidentInstance> {
         let slots = self.store.group_slot_count(self.group)?;
         if slot as usize >= slots {
-            return Err(Error::invalid(
-                "resident_state slot",
-                format!("{slot} lies past the store's {slots} slots"),
-            ));
+            return Err(Error::Slot {
+                what: "resident_state",
+                slot,
+                slots,
+            });
         }
         let unique = self.prev_unique.binary_search(&slot).is_ok();
         let mut r = resident_of(&self.store, self.group, slot, unique, self.time)?;
