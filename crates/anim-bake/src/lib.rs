@@ -1,0 +1,60 @@
+//! Bone-animation (BAT) and vertex-animation (VAT) bakes of skinned glTF clips, with no GPU dependency.
+//!
+//! A bake takes one skeleton of an imported [`anim_pose::Model`], evaluates each of its clips exactly
+//! (`anim_pose::Clip::sample_local_pose`), skins the meshes it draws with skin-pack's CPU reference skinning, and
+//! stores what the GPU needs to play the clips back with no CPU work per instance:
+//!
+//! - [`BatData`]: per clip and frame, one skinning palette in f32 3×4, `Mat3x4F16` or `QtF16` (skin-pack's formats
+//!   and encoders), all clips in one buffer;
+//! - [`VatData`]: per clip and frame, every vertex's position (unorm codes relative to the clip's box) and normal
+//!   (octahedral codes), in one or two textures laid out by [`VatLayout`];
+//! - [`SocketData`]: chosen joints' transforms per frame, for attachments;
+//! - [`BakedBounds`]: per clip the box of everything it draws, and per time segment a tighter one.
+//!
+//! Every part has a clip table of [`ClipRecord`]s (first frame, frame count, rate, duration, looping, segments),
+//! `#[repr(C)]` and `Pod`, whose [`ClipRecord::frame_at`] is the CPU twin of the shader's frame lookup.
+//! See [`ClipRecord`] for how a loop's last frame meets its first.
+//!
+//! # Example
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use anim_bake::{BakeOptions, RateChoice, bake};
+//!
+//! let model = anim_pose::import_file("assets/crowd_character.glb")?;
+//! let options = BakeOptions { rate: RateChoice::Fixed(30.0), ..BakeOptions::default() };
+//! let (baked, report) = bake(&model, &options, &|_| {})?;
+//! let bat = baked.bat.as_ref().expect("a BAT was asked for");
+//! // The palette of clip 0 at 0.25 s, as the GPU plays it back.
+//! let mut palette = vec![glam::Affine3A::IDENTITY; bat.joint_count as usize];
+//! bat.sample_palette(0, 0.25, &mut palette)?;
+//! println!("largest vertex error: {} mm", report.largest_error_mm());
+//! # Ok(())
+//! # }
+//! ```
+
+mod bake;
+mod baked;
+mod bat;
+mod bounds;
+mod clip_table;
+mod error;
+mod measure;
+mod options;
+pub mod quantize;
+mod report;
+mod socket;
+mod source;
+mod vat;
+
+pub use bake::bake;
+pub use baked::{Bake, BakedClip, BakedMesh};
+pub use bat::{BatData, BatFormat, affine_from_rows, mix_rows};
+pub use bounds::{BOUNDS_RECORD_SIZE, BakedBounds, BoundsRecord, MIN_SEGMENTS};
+pub use clip_table::{CLIP_LOOPING, CLIP_RECORD_SIZE, ClipRecord, FramePair};
+pub use error::{Error, Result};
+pub use measure::ErrorAt;
+pub use options::{BakeOptions, DeviceLimits, Parts, Progress, RateChoice, Stage};
+pub use report::{BakeReport, ClipReport, PartReport};
+pub use socket::SocketData;
+pub use vat::{DEFAULT_MAX_TEXTURE_WIDTH, Texel, VatData, VatFormat, VatLayout, VatQuant, vat_position_error_bound};
