@@ -186,8 +186,11 @@ pub(crate) struct Cluster {
     pub(crate) sum: Vec3,
     /// The number of members; 0 for a deleted cluster.
     pub(crate) len: u32,
-    /// Queued for a refit.
+    /// Needs a refit.
     pub(crate) dirty: bool,
+    /// In the group's `dirty` queue (once at most: a cluster whose refit a bulk move completed stays queued, and
+    /// `maintain` drops the entry when it pops it).
+    pub(crate) queued: bool,
     /// Selected for the refit now running.
     pub(crate) refit: bool,
     /// Touched by the bulk move now running (see [`InstanceStore::set_positions`](crate::InstanceStore::set_positions)).
@@ -205,6 +208,7 @@ impl Cluster {
         sum: Vec3::ZERO,
         len: 0,
         dirty: false,
+        queued: false,
         refit: false,
         moved: false,
         hidden_clean: false,
@@ -439,6 +443,12 @@ impl Group {
         self.owner.resize(n, u32::MAX);
         self.changed.resize(n.div_ceil(64), 0);
         self.grid.reserve_clusters(id + 1);
+        // Room for one entry per cluster in the queues: a cluster is queued at most once (`Cluster::queued`) and
+        // freed at most once, so a later frame that dirties more clusters than any before grows neither queue.
+        let clusters = self.clusters.len();
+        self.dirty.reserve(clusters.saturating_sub(self.dirty.len()));
+        self.free_clusters
+            .reserve(clusters.saturating_sub(self.free_clusters.len()));
         id as u32
     }
 
@@ -456,8 +466,9 @@ impl Group {
         c.sum += desc.position;
         c.hidden_clean = false;
         grow(&mut c.aabb, centre, offset.w);
-        let queue = !c.dirty;
+        let queue = !c.queued;
         c.dirty = true;
+        c.queued = true;
         Self::file_cluster(&mut self.grid, self.cap, k, c);
         if queue {
             self.dirty.push_back(k);
@@ -508,13 +519,18 @@ impl Group {
         c.len -= 1;
         let len = c.len;
         if len == 0 {
-            *c = Cluster::EMPTY;
+            // A queued entry stays in the queue: the cluster keeps the flag so that it is never queued twice.
+            *c = Cluster {
+                queued: c.queued,
+                ..Cluster::EMPTY
+            };
             self.grid.unlink(k as u32);
             self.free_clusters.push(k as u32);
         } else {
             c.sum -= p;
-            let queue = !c.dirty;
+            let queue = !c.queued;
             c.dirty = true;
+            c.queued = true;
             Self::file_cluster(&mut self.grid, self.cap, k as u32, c);
             if queue {
                 self.dirty.push_back(k as u32);
@@ -537,8 +553,9 @@ impl Group {
 
     pub(crate) fn mark_dirty(&mut self, k: u32) {
         let c = &mut self.clusters[k as usize];
-        if !c.dirty {
-            c.dirty = true;
+        c.dirty = true;
+        if !c.queued {
+            c.queued = true;
             self.dirty.push_back(k);
         }
     }

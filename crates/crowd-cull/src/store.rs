@@ -502,6 +502,13 @@ impl InstanceStore {
                     queued: false,
                     mark: false,
                 });
+                // Room for one entry per handle in the queues: a handle is freed once and queued for reassignment
+                // once until `maintain` pops it (bar a reused handle whose old entry is still queued), so moves and
+                // removals in a later frame do not grow them.
+                let handles = self.handles.len();
+                self.reassign.reserve(handles.saturating_sub(self.reassign.len()));
+                self.free_handles
+                    .reserve(handles.saturating_sub(self.free_handles.len()));
                 (self.handles.len() - 1) as u32
             }
         };
@@ -843,6 +850,7 @@ impl InstanceStore {
             while stats.refit + self.refit_list.len() < budget.refit {
                 let Some(k) = grp.dirty.pop_front() else { break };
                 let c = &mut grp.clusters[k as usize];
+                c.queued = false;
                 if !c.dirty {
                     continue;
                 }
@@ -941,6 +949,35 @@ impl InstanceStore {
         let mut slots = 0;
         for (g, grp) in self.groups.iter().enumerate() {
             let g = g as u32;
+            // The refit queue holds each cluster at most once, exactly those flagged queued, and every dirty
+            // cluster is queued: it never outgrows the clusters (no allocation in a steady state).
+            let mut in_queue = vec![false; grp.clusters.len()];
+            for &k in &grp.dirty {
+                let bad = |what| Error::Invariant {
+                    what,
+                    group: g,
+                    cluster: k,
+                };
+                let seen = in_queue
+                    .get_mut(k as usize)
+                    .ok_or(bad("refit queue names no cluster"))?;
+                if std::mem::replace(seen, true) {
+                    return Err(bad("cluster queued for refit twice"));
+                }
+            }
+            for (k, c) in grp.clusters.iter().enumerate() {
+                let bad = |what| Error::Invariant {
+                    what,
+                    group: g,
+                    cluster: k as u32,
+                };
+                if c.queued != in_queue[k] {
+                    return Err(bad("cluster's queued flag differs from the refit queue"));
+                }
+                if c.dirty && !c.queued {
+                    return Err(bad("dirty cluster not queued for refit"));
+                }
+            }
             slots += grp.slot_count();
             let mut members = 0;
             for (k, c) in grp.clusters.iter().enumerate() {
