@@ -2,7 +2,9 @@
 // @builtin(instance_index), then its own palette (unique draws) or two slot palettes and a fraction (pooled
 // draws), skins position and normal with 4-influence linear blending, and moves them to world and clip space.
 // GPU-driven draws (vs_resident_*) read the instance's slot from the view's visible list instead, then its resident
-// state, and map its clip time to a slot pair on the GPU (with crossfades).
+// state, and map its clip time to a slot pair on the GPU (with crossfades). Baked draws (vs_baked_*) do the same
+// with a bone-animation bake (anim_bake::BatData), bound where the pooled palettes are: its frames are the slots, and
+// its clip table maps a clip time to two frames.
 // Requires shaders/f16.wgsl, quat.wgsl, instance_record.wgsl, resident_instance.wgsl and vertex_formats.wgsl, and one palette fetch file
 // (palette_fetch_f32.wgsl, palette_fetch_mat3x4_f16.wgsl or palette_fetch_qt_f16.wgsl) that declares
 // group 0 bindings 2 and 3 and palette_rows(pooled, i).
@@ -81,6 +83,24 @@ struct ResidentClip {
 @group(3) @binding(3) var<storage, read> resident: array<ResidentInstance>;
 // Group 3, binding 4: the pose pool's clips, by clip id.
 @group(3) @binding(4) var<storage, read> pool_clips: array<ResidentClip>;
+
+// One clip of a bone-animation bake: anim_bake::ClipRecord, 32 bytes.
+struct BakedClip {
+    // The bake's frame of the clip's frame 0.
+    first_frame: u32,
+    // Stored frames, at least 2 (the last is the pose at the duration).
+    frame_count: u32,
+    rate_hz: f32,
+    duration: f32,
+    // Bit 0: the clip loops.
+    flags: u32,
+    first_segment: u32,
+    segment_count: u32,
+    reserved: u32,
+}
+
+// Group 3, binding 5: the bone-animation bake's clips, by clip id (baked draws; a placeholder without a bake).
+@group(3) @binding(5) var<storage, read> baked_clips: array<BakedClip>;
 
 // The interleaved vertex of crowd_gpu's GPU mesh (32 bytes, 36 with u16 joints); joints are location 5.
 struct VertexIn {
@@ -181,6 +201,38 @@ fn resident_rows(r: ResidentInstance, joints: vec4<u32>, weights: vec4<f32>) -> 
     return array<vec4<f32>, 3>(mix(a[0], b[0], w), mix(a[1], b[1], w), mix(a[2], b[2], w));
 }
 
+// anim_bake::ClipRecord::frame_at: the two bake frames around clip time `t` and the fraction between them (a
+// looping clip wraps `t` over its duration, another clamps it).
+fn baked_pair(c: BakedClip, t: f32) -> SlotPair {
+    var local = clamp(t, 0.0, c.duration);
+    if (c.flags & 1u) != 0u && c.duration > 0.0 {
+        local = t - c.duration * floor(t / c.duration);
+    }
+    let x = local * c.rate_hz;
+    let i = min(u32(max(floor(x), 0.0)), c.frame_count - 2u);
+    let f = clamp(x - f32(i), 0.0, 1.0);
+    return SlotPair(c.first_frame + i, c.first_frame + i + 1u, f);
+}
+
+// A resident instance's skinning rows from the bake (bound as the pooled palettes): its clip's two frames at its
+// clip time, or during a crossfade the two clips' frames mixed by the fade's weight, with the same phase rule as
+// `resident_rows`, over all four influences.
+fn baked_rows(r: ResidentInstance, joints: vec4<u32>, weights: vec4<f32>) -> array<vec4<f32>, 3> {
+    let t = (gpu_frame.now - r.start_time) * r.speed;
+    let source = baked_clips[resident_clip(r)];
+    let to_id = resident_fade_target(r);
+    if to_id == RESIDENT_NO_FADE {
+        return pair_rows(baked_pair(source, t), joints, weights);
+    }
+    let to = baked_clips[to_id];
+    let looping = (to.flags & 1u) != 0u;
+    let phase = select(clamp(t / to.duration, 0.0, 1.0), rem_euclid(t, to.duration) / to.duration, looping);
+    let a = pair_rows(baked_pair(source, phase * source.duration), joints, weights);
+    let b = pair_rows(baked_pair(to, t), joints, weights);
+    let w = clamp((gpu_frame.now - r.fade_start) / r.fade_length, 0.0, 1.0);
+    return array<vec4<f32>, 3>(mix(a[0], b[0], w), mix(a[1], b[1], w), mix(a[2], b[2], w));
+}
+
 fn rows_point(m: array<vec4<f32>, 3>, p: vec3<f32>) -> vec3<f32> {
     let p1 = vec4<f32>(p, 1.0);
     return vec3<f32>(dot(m[0], p1), dot(m[1], p1), dot(m[2], p1));
@@ -226,6 +278,14 @@ fn resident_skinned(v: VertexIn, joints: vec4<u32>, instance: u32) -> VertexOut 
     let slot = visible[cull_counts[32u + draw.lod * 4u + draw.tier] + instance];
     let r = resident[slot];
     let m = resident_rows(r, joints, decode_weights(v.weights));
+    return placed(v, m, r.position, resident_rotation(r), r.scale, unpack4x8unorm(r.tint), slot);
+}
+
+// The vertex of a baked draw: as `resident_skinned`, posed from the bake.
+fn baked_skinned(v: VertexIn, joints: vec4<u32>, instance: u32) -> VertexOut {
+    let slot = visible[cull_counts[32u + draw.lod * 4u + draw.tier] + instance];
+    let r = resident[slot];
+    let m = baked_rows(r, joints, decode_weights(v.weights));
     return placed(v, m, r.position, resident_rotation(r), r.scale, unpack4x8unorm(r.tint), slot);
 }
 
@@ -285,6 +345,16 @@ fn vs_resident_joints_u16(
     @builtin(instance_index) instance: u32,
 ) -> VertexOut {
     return resident_skinned(v, decode_joints_u16(joints), instance);
+}
+
+@vertex
+fn vs_baked_joints_u8(v: VertexIn, @location(5) joints: u32, @builtin(instance_index) instance: u32) -> VertexOut {
+    return baked_skinned(v, decode_joints_u8(joints), instance);
+}
+
+@vertex
+fn vs_baked_joints_u16(v: VertexIn, @location(5) joints: vec2<u32>, @builtin(instance_index) instance: u32) -> VertexOut {
+    return baked_skinned(v, decode_joints_u16(joints), instance);
 }
 
 // The depth-only seam (shadow maps later): the same skinning of the position, nothing else.

@@ -43,6 +43,22 @@ pub enum Error {
         /// The draw's instance count.
         instances: u32,
     },
+    /// A bone-animation bake's entry format is not the renderer's palette format.
+    #[error("the bake's entries are {bake}; the renderer's palettes are {renderer}")]
+    BakeFormat {
+        /// The bake's format name.
+        bake: &'static str,
+        /// The renderer's format name.
+        renderer: &'static str,
+    },
+    /// A bone-animation bake cannot be played for this crowd: `clip` names its clip at fault, if one is.
+    #[error("the bake{}: {what}", clip.map_or(String::new(), |c| format!("'s clip {c}")))]
+    Bake {
+        /// The bake's clip at fault.
+        clip: Option<usize>,
+        /// What is wrong.
+        what: &'static str,
+    },
     /// The GPU side failed: no device, a limit, a readback.
     #[error("gpu: {what}")]
     Gpu {

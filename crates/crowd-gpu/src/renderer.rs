@@ -14,6 +14,7 @@ use crate::shaders::{self, ShaderSource};
 use crate::uniforms::{DRAW_UNIFORM_STRIDE, DebugView, DrawUniform, FrameUniform, Lighting};
 use crate::{Error, Result};
 
+mod baked;
 mod gpu_driven;
 
 pub use gpu_driven::{CrowdView, GPU_DRIVEN_STORAGE_BUFFERS, RenderPath};
@@ -611,6 +612,25 @@ fn frame_group(
     unique: &GrowBuffer,
     palette_window: u64,
 ) -> wgpu::BindGroup {
+    frame_group_with(
+        device,
+        layout,
+        frame,
+        records,
+        whole(pool, palette_window),
+        whole(unique, palette_window),
+    )
+}
+
+/// The frame bind group with `pool` bound as the pooled palettes (the pose pool's, or a bake's for baked draws).
+fn frame_group_with(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    frame: &wgpu::Buffer,
+    records: &GrowBuffer,
+    pool: wgpu::BindingResource<'_>,
+    unique: wgpu::BindingResource<'_>,
+) -> wgpu::BindGroup {
     device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some("crowd frame"),
         layout,
@@ -629,11 +649,11 @@ fn frame_group(
             },
             wgpu::BindGroupEntry {
                 binding: 2,
-                resource: whole(pool, palette_window),
+                resource: pool,
             },
             wgpu::BindGroupEntry {
                 binding: 3,
-                resource: whole(unique, palette_window),
+                resource: unique,
             },
         ],
     })

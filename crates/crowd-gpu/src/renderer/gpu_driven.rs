@@ -8,12 +8,13 @@
 
 use std::num::NonZeroU64;
 
-use crowd_cull::GroupDesc;
 use crowd_cull::limits::TIER_COUNT;
+use crowd_cull::{GroupDesc, Tier};
 use crowd_frame::{FrameCamera, Packet, ResidentClip};
 use skin_pack::PaletteFormat;
 
-use super::{CrowdRenderer, frame_group, skin_pipeline, storage_entry, uniform_entry};
+use super::baked::DeviceBat;
+use super::{CrowdRenderer, frame_group, frame_group_with, skin_pipeline, storage_entry, uniform_entry, whole};
 use crate::gpu_cull::{CullView, DrawSlot, GpuCuller};
 use crate::resident_buffer::ResidentBuffer;
 use crate::uniforms::{DRAW_UNIFORM_STRIDE, DrawUniform, FrameUniform, GpuFrameUniform};
@@ -53,8 +54,9 @@ impl RenderPath {
     }
 }
 
-/// Storage buffers per stage the GPU-driven path needs: seven in the vertex stage (records, two palettes, the
-/// visible list, the counters, the resident instances, the clips) and eight in the cull pass (the resident
+/// Storage buffers per stage the GPU-driven path needs: eight in the vertex stage (records, two palettes, the
+/// visible list, the counters, the resident instances, the pool's clips and the bake's clips) and eight in the cull
+/// pass (the resident
 /// instances and their owners, clip bounds, states, counters, visible list, draws and indirect arguments). wgpu's
 /// default limits give eight.
 pub const GPU_DRIVEN_STORAGE_BUFFERS: u32 = 8;
@@ -69,13 +71,19 @@ pub(crate) struct GpuDriven {
     gpu_frame: wgpu::Buffer,
     layout: wgpu::BindGroupLayout,
     pipelines: [wgpu::RenderPipeline; 2],
+    /// The baked tier's pipelines (`vs_baked_*`), used while a bake is set.
+    baked_pipelines: [wgpu::RenderPipeline; 2],
+    /// The bone-animation bake of the baked tier ([`CrowdRenderer::set_bat`]).
+    pub(crate) bat: Option<DeviceBat>,
+    /// Bound as the bake's clip table while no bake is set.
+    no_bat_clips: wgpu::Buffer,
     /// One draw uniform per (mesh, LOD, tier) at the uniform stride, in its bind group.
     draw_group: wgpu::BindGroup,
     draw_slots: Vec<DrawSlot>,
     /// Per draw: its mesh.
     draw_mesh: Vec<u32>,
     /// Bumped whenever a buffer that a view's bind groups hold is recreated.
-    generation: u64,
+    pub(crate) generation: u64,
 }
 
 /// One view of a GPU-driven renderer: its camera's frame uniform, its cull state (hysteresis, visible lists,
@@ -86,6 +94,8 @@ pub struct CrowdView {
     cull: Option<CullView>,
     frame_uniform: wgpu::Buffer,
     frame_group: Option<wgpu::BindGroup>,
+    /// The frame bind group of baked draws: the bake's entries as the pooled palettes.
+    baked_group: Option<wgpu::BindGroup>,
     resident_group: Option<wgpu::BindGroup>,
     /// The renderer's generations and the view's buffer sizes the bind groups were made for.
     bound: (u64, u64, u64, u64),
@@ -183,6 +193,7 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
                 storage_entry(2, false, 4),
                 storage_entry(3, false, size_of::<crowd_frame::ResidentInstance>() as u64),
                 storage_entry(4, false, size_of::<ResidentClip>() as u64),
+                storage_entry(5, false, anim_bake::CLIP_RECORD_SIZE as u64),
             ],
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -215,6 +226,28 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
                 false,
             ),
         ];
+        let baked_pipelines = [false, true].map(|joints_u16| {
+            let entry = if joints_u16 {
+                "vs_baked_joints_u16"
+            } else {
+                "vs_baked_joints_u8"
+            };
+            skin_pipeline(
+                device,
+                &self.module,
+                &self.config,
+                &pipeline_layout,
+                entry,
+                joints_u16,
+                false,
+            )
+        });
+        let no_bat_clips = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("crowd baked clips (none)"),
+            size: anim_bake::CLIP_RECORD_SIZE as u64,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
         let gpu_frame = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("crowd GPU frame"),
             size: size_of::<GpuFrameUniform>() as u64,
@@ -229,6 +262,9 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
             gpu_frame,
             layout,
             pipelines,
+            baked_pipelines,
+            bat: None,
+            no_bat_clips,
             draw_group,
             draw_slots,
             draw_mesh,
@@ -263,6 +299,9 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
             return Ok(0);
         };
         let res = packet.resident();
+        if let Some(bat) = &g.bat {
+            bat.check(&res.clips, packet.skin_joint_count())?;
+        }
         let before = g.resident.generation();
         let uploaded = g
             .resident
@@ -311,6 +350,7 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
             cull,
             frame_uniform,
             frame_group: None,
+            baked_group: None,
             resident_group: None,
             bound: (u64::MAX, 0, 0, 0),
         })
@@ -381,6 +421,16 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
                 &self.unique,
                 self.palette_window,
             ));
+            view.baked_group = self.gpu_driven.as_ref().and_then(|g| g.bat.as_ref()).map(|bat| {
+                frame_group_with(
+                    device,
+                    &self.frame_layout,
+                    &view.frame_uniform,
+                    &self.records,
+                    bat.entries.as_entire_binding(),
+                    whole(&self.unique, self.palette_window),
+                )
+            });
             view.resident_group = match (&self.gpu_driven, &view.cull) {
                 (Some(g), Some(cull)) => Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("crowd GPU-driven"),
@@ -391,6 +441,7 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
                         whole_entry(2, cull.counts_buffer()),
                         whole_entry(3, g.resident.buffer()),
                         whole_entry(4, &g.clips),
+                        whole_entry(5, g.bat.as_ref().map_or(&g.no_bat_clips, |b| &b.clips)),
                     ],
                 })),
                 _ => None,
@@ -411,11 +462,21 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
         let (Some(g), Some(resident_group), Some(cull)) = (&self.gpu_driven, &view.resident_group, &view.cull) else {
             return;
         };
-        pass.set_bind_group(0, frame_group, &[0]);
         pass.set_bind_group(3, resident_group, &[]);
         for (i, &m) in g.draw_mesh.iter().enumerate() {
             let mesh = &self.meshes[m as usize];
-            pass.set_pipeline(&g.pipelines[usize::from(mesh.joints_u16)]);
+            // The baked tier draws from the bake when there is one, from the pose pool otherwise.
+            let baked = g.draw_slots[i].bucket % TIER_COUNT as u32 == Tier::Baked as u32;
+            match (&view.baked_group, baked) {
+                (Some(baked_group), true) => {
+                    pass.set_bind_group(0, baked_group, &[0]);
+                    pass.set_pipeline(&g.baked_pipelines[usize::from(mesh.joints_u16)]);
+                }
+                _ => {
+                    pass.set_bind_group(0, frame_group, &[0]);
+                    pass.set_pipeline(&g.pipelines[usize::from(mesh.joints_u16)]);
+                }
+            }
             pass.set_bind_group(1, &g.draw_group, &[(i as u64 * DRAW_UNIFORM_STRIDE) as u32]);
             pass.set_bind_group(2, &mesh.material, &[]);
             pass.set_vertex_buffer(0, mesh.vertices.slice(..));
