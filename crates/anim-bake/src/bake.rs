@@ -8,12 +8,13 @@ use skin_pack::PaletteEntry;
 use crate::bounds::{BakedBounds, BoundsRecord};
 use crate::clip_table::{CLIP_LOOPING, frame_time};
 use crate::measure::{ErrorAt, check_times, largest_distance};
+use crate::plan::{chosen_intervals, plan_source};
 use crate::report::{BakeReport, ClipReport, PartReport};
 use crate::source::{Skinned, Source};
 use crate::vat::{VatLayout, VatQuant};
 use crate::{
-    BakeOptions, BakedClip, BakedMesh, BatData, BatFormat, ClipRecord, Error, Progress, RateChoice, Result, SocketData,
-    Stage, VatData, VatFormat,
+    BakeOptions, BakedClip, BakedMesh, BatData, BatFormat, ClipRecord, Error, Progress, Result, SocketData, Stage,
+    VatData, VatFormat,
 };
 
 /// The rates and formats of a bake: per part, the format and each clip's intervals.
@@ -29,9 +30,9 @@ pub(crate) struct Choice {
     pub sockets: Option<(Vec<u16>, Vec<u32>)>,
 }
 
-/// Bakes skeleton `options.skeleton` of `model`: chooses each clip's rate and each part's format, encodes every
-/// part, measures it against the exact clips (literally as the GPU plays it back: [`BatData::sample_palette`],
-/// [`VatData::sample`], [`SocketData::sample`]) and returns the bake with its report.
+/// Bakes skeleton `options.skeleton` of `model`: plans each clip's rate and each part's format ([`crate::plan`]),
+/// encodes every part, measures it against the exact clips (literally as the GPU plays it back:
+/// [`BatData::sample_palette`], [`VatData::sample`], [`SocketData::sample`]) and returns the bake with its report.
 ///
 /// `progress` is called from the calling thread and from rayon's workers as steps finish. The work runs on the
 /// current rayon pool (call it inside `ThreadPool::install` to choose the threads).
@@ -51,41 +52,39 @@ pub fn bake(
 ) -> Result<(crate::Bake, BakeReport)> {
     options.validate()?;
     let source = Source::new(model, options.skeleton)?;
-    let choice = choose(&source, options, progress)?;
-    encode(&source, options, &choice, progress)
-}
-
-/// The rates and formats for `options` (a fixed rate, or the cheapest within the budget).
-pub(crate) fn choose(
-    source: &Source<'_>,
-    options: &BakeOptions,
-    progress: &(dyn Fn(Progress) + Sync),
-) -> Result<Choice> {
-    let _ = progress;
-    let looping = source
-        .clips
-        .iter()
-        .enumerate()
-        .map(|(c, _)| loops(source, c, options))
-        .collect::<Result<Vec<bool>>>()?;
-    let hz = match options.rate {
-        RateChoice::Fixed(hz) => hz,
-        RateChoice::Budget { max_hz, .. } => max_hz,
+    let plan = plan_source(&source, options, progress)?;
+    if let Some(l) = plan.limits.iter().find(|l| !l.fits()) {
+        return Err(Error::DeviceLimit {
+            what: l.what,
+            needed: l.needed,
+            limit: l.limit,
+        });
+    }
+    if let Some(p) = &plan.bat
+        && p.chosen().unusable.is_some()
+    {
+        // A forced format that cannot hold the palettes: encoding it names the entry at fault.
+        let intervals: Vec<u32> = source.clips.iter().map(|c| fixed_intervals(c.duration, 1.0)).collect();
+        let looping: Vec<bool> = plan.clips.iter().map(|c| c.looping).collect();
+        let records = clip_records(&source, &intervals, &looping, options.segments)?;
+        encode_bat(&source, p.chosen().format, &records)?;
+        return Err(Error::InvalidOption {
+            what: "bat_format",
+            value: f64::from(p.chosen().format as u32),
+            rule: "the format cannot hold this skeleton's palettes",
+        });
+    }
+    let choice = Choice {
+        looping: plan.clips.iter().map(|c| c.looping).collect(),
+        bat: plan.bat.as_ref().map(|p| (p.chosen().format, chosen_intervals(p))),
+        vat: plan.vat.as_ref().map(|p| (p.chosen().format, chosen_intervals(p))),
+        sockets: plan
+            .sockets
+            .as_ref()
+            .map(|p| Ok::<_, Error>((socket_joints(&source, options)?, chosen_intervals(p))))
+            .transpose()?,
     };
-    let fixed = |_: ()| -> Vec<u32> { source.clips.iter().map(|c| fixed_intervals(c.duration, hz)).collect() };
-    let sockets = socket_joints(source, options)?;
-    Ok(Choice {
-        looping,
-        bat: options
-            .parts
-            .bat
-            .then(|| (options.bat_format.unwrap_or(BatFormat::F32), fixed(()))),
-        vat: options
-            .parts
-            .vat
-            .then(|| (options.vat_format.unwrap_or(VatFormat::Standard), fixed(()))),
-        sockets: (!sockets.is_empty()).then(|| (sockets, fixed(()))),
-    })
+    encode(&source, options, &choice, progress)
 }
 
 /// The intervals of a clip of `duration` seconds at `hz`: `⌈duration · hz⌉`, at least 1, ignoring a relative excess
@@ -125,7 +124,7 @@ pub(crate) fn seam_distance(source: &Source<'_>, c: usize) -> Result<f32> {
 }
 
 /// The skeleton joints of the options' sockets.
-fn socket_joints(source: &Source<'_>, options: &BakeOptions) -> Result<Vec<u16>> {
+pub(crate) fn socket_joints(source: &Source<'_>, options: &BakeOptions) -> Result<Vec<u16>> {
     options
         .sockets
         .iter()

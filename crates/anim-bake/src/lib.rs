@@ -11,6 +11,17 @@
 //! - [`SocketData`]: chosen joints' transforms per frame, for attachments;
 //! - [`BakedBounds`]: per clip the box of everything it draws, and per time segment a tighter one.
 //!
+//! # Rates and formats from an error budget
+//!
+//! [`BakeOptions::budget_mm`] bounds the distance between every played-back vertex and the same vertex skinned
+//! exactly (skin-pack's `skin_reference` on anim-pose's exact evaluation), at every stored frame, every midpoint
+//! between frames, every key time and the loop seam. [`plan`] (a dry run) finds, per part, the cheapest format and
+//! per clip the fewest uniform frames that keep that error within the budget, with the bytes, the predicted errors
+//! and the device limits they need; [`bake`] encodes the plan and measures the result again, literally as the GPU
+//! plays it back, in its [`BakeReport`]. `anim_pose::VirtualVertices` (the model-space error measure shared with
+//! runtime clips) bounds each joint's share of the error, so only the vertices of joints near the budget are
+//! skinned during the search.
+//!
 //! Every part has a clip table of [`ClipRecord`]s (first frame, frame count, rate, duration, looping, segments),
 //! `#[repr(C)]` and `Pod`, whose [`ClipRecord::frame_at`] is the CPU twin of the shader's frame lookup.
 //! See [`ClipRecord`] for how a loop's last frame meets its first.
@@ -41,6 +52,7 @@ mod clip_table;
 mod error;
 mod measure;
 mod options;
+mod plan;
 pub mod quantize;
 mod report;
 mod socket;
@@ -55,6 +67,7 @@ pub use clip_table::{CLIP_LOOPING, CLIP_RECORD_SIZE, ClipRecord, FramePair};
 pub use error::{Error, Result};
 pub use measure::ErrorAt;
 pub use options::{BakeOptions, DeviceLimits, Parts, Progress, RateChoice, Stage};
+pub use plan::{ClipCandidate, FormatPlan, LimitCheck, PartPlan, Plan, PlannedClip, SocketFormat, plan};
 pub use report::{BakeReport, ClipReport, PartReport};
 pub use socket::SocketData;
 pub use vat::{DEFAULT_MAX_TEXTURE_WIDTH, Texel, VatData, VatFormat, VatLayout, VatQuant, vat_position_error_bound};

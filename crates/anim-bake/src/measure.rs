@@ -2,9 +2,11 @@
 //! vertices at the key times, the frames, the midpoints between frames and the loop seam.
 
 use glam::Vec3;
+use rayon::prelude::*;
 
-use crate::ClipRecord;
+use crate::quantize::angle_between;
 use crate::source::Source;
+use crate::{ClipRecord, Result};
 
 /// The largest error of a baked clip against the exact clip, and where it occurs.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -22,6 +24,88 @@ impl ErrorAt {
     pub fn max(self, other: Self) -> Self {
         if other.distance > self.distance { other } else { self }
     }
+}
+
+/// The decoded vertices of a candidate bake of one clip at each stored frame, which playback mixes.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FrameVertices {
+    /// Positions per frame.
+    pub positions: Vec<Vec<Vec3>>,
+    /// Unit normals per frame, or empty when normals are not measured.
+    pub normals: Vec<Vec<Vec3>>,
+}
+
+/// The errors of a candidate against the exact clip.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Measured {
+    /// The largest position error.
+    pub position: ErrorAt,
+    /// The largest normal angle in radians (as `distance`), when normals were measured.
+    pub normal: ErrorAt,
+}
+
+impl Measured {
+    fn max(self, o: Self) -> Self {
+        Self {
+            position: self.position.max(o.position),
+            normal: self.normal.max(o.normal),
+        }
+    }
+}
+
+/// The largest error of playing back `frames` with `record` (`first_frame` 0) against the exact clip at `times`,
+/// in parallel. Playback at `t` mixes the two frames around `t`; the exact clip is evaluated at the same clip time
+/// (wrapped or clamped as the GPU does).
+pub(crate) fn playback_error(
+    source: &Source<'_>,
+    clip: usize,
+    record: &ClipRecord,
+    frames: &FrameVertices,
+    times: &[f32],
+) -> Result<Measured> {
+    times
+        .par_iter()
+        .map_init(
+            || (source.pose_scratch(), source.skinned()),
+            |(pose, skinned), &t| -> Result<Measured> {
+                let local = record.local_time(t);
+                source.pose(clip, local, pose)?;
+                source.skin(&pose.palette, skinned)?;
+                let pair = record.frame_at(t);
+                let (i, f) = (pair.frame as usize, pair.fraction);
+                let mut m = Measured::default();
+                let (a, b) = (&frames.positions[i], &frames.positions[i + 1]);
+                for (v, exact) in skinned.positions.iter().enumerate() {
+                    let d = (a[v] * (1.0 - f) + b[v] * f).distance(*exact);
+                    if d > m.position.distance || d.is_nan() {
+                        m.position = ErrorAt {
+                            distance: if d.is_nan() { f32::INFINITY } else { d },
+                            time: local,
+                            vertex: v as u32,
+                        };
+                    }
+                }
+                if !frames.normals.is_empty() {
+                    let (a, b) = (&frames.normals[i], &frames.normals[i + 1]);
+                    for (v, exact) in skinned.normals.iter().enumerate() {
+                        if *exact == Vec3::ZERO {
+                            continue;
+                        }
+                        let n = (a[v] * (1.0 - f) + b[v] * f).normalize_or_zero();
+                        let d = angle_between(n, *exact);
+                        if d > m.normal.distance {
+                            m.normal = ErrorAt {
+                                distance: d,
+                                time: local,
+                                vertex: v as u32,
+                            };
+                        }
+                    }
+                }
+                Ok(m)
+            },
+        )
+        .try_reduce(Measured::default, |a, b| Ok(a.max(b)))
 }
 
 /// The clip times at which a candidate of `intervals` intervals is measured, in `[0, duration]`: every frame, the

@@ -133,6 +133,13 @@ pub fn decode_oct(codes: [u32; 2], bits: u32) -> Vec3 {
     Vec3::new(x, y, z).normalize()
 }
 
+/// Writes one vertex's texels in `format` (as a bake does) into `planes[0]` and `planes[1]`, each at least the
+/// format's texel size long ([`crate::VatFormat::plane_texel_sizes`]).
+pub fn encode_texel(format: crate::VatFormat, p: Vec3, n: Vec3, quant: &crate::VatQuant, planes: &mut [&mut [u8]; 2]) {
+    let [a, b] = planes;
+    format.encode(p, n, quant, [a, b]);
+}
+
 /// The angle in radians between two non-zero vectors, accurate for small angles (`atan2(|a × b|, a · b)`).
 pub fn angle_between(a: Vec3, b: Vec3) -> f32 {
     a.cross(b).length().atan2(a.dot(b))

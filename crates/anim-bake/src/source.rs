@@ -22,6 +22,12 @@ pub(crate) struct Source<'m> {
     pub first_vertex: Vec<usize>,
     /// The skeleton's root transform.
     pub root: Affine3A,
+    /// Every mesh's bind-space positions, concatenated.
+    pub positions: Vec<Vec3>,
+    /// Every mesh's joints, concatenated.
+    pub joints: Vec<[u16; 4]>,
+    /// Every mesh's weights, concatenated.
+    pub weights: Vec<[f32; 4]>,
 }
 
 /// Scratch for one exact pose.
@@ -96,6 +102,9 @@ impl<'m> Source<'m> {
         Ok(Self {
             skeleton: s,
             clips,
+            positions: meshes.iter().flat_map(|m| m.positions.iter().copied()).collect(),
+            joints: meshes.iter().flat_map(|m| m.joints.iter().copied()).collect(),
+            weights: meshes.iter().flat_map(|m| m.weights.iter().copied()).collect(),
             meshes,
             mesh_indices,
             first_vertex,
