@@ -26,6 +26,15 @@
 //! `#[repr(C)]` and `Pod`, whose [`ClipRecord::frame_at`] is the CPU twin of the shader's frame lookup.
 //! See [`ClipRecord`] for how a loop's last frame meets its first.
 //!
+//! # Files
+//!
+//! [`Bake::to_bytes`] and [`Bake::from_bytes`] (and `write_file`, `read_file`) store a bake as one file: magic,
+//! version, a section table, then the clip, mesh and socket tables, the formats, the bounds and the little-endian
+//! blobs, each section 16-byte aligned, with a CRC-32 over the whole file. The layout is documented on the `file`
+//! module's constants ([`MAGIC`], [`VERSION`], [`SECTION_ALIGN`]) and in `src/file.rs`. Loading checks everything
+//! once ([`Bake::validate`]), so playback needs no checks; a truncated or corrupt file is an [`Error`] naming what
+//! is wrong.
+//!
 //! # Example
 //!
 //! ```no_run
@@ -50,6 +59,7 @@ mod bat;
 mod bounds;
 mod clip_table;
 mod error;
+mod file;
 mod measure;
 mod options;
 mod plan;
@@ -57,6 +67,7 @@ pub mod quantize;
 mod report;
 mod socket;
 mod source;
+mod validate;
 mod vat;
 
 pub use bake::bake;
@@ -65,6 +76,7 @@ pub use bat::{BatData, BatFormat, affine_from_rows, mix_rows};
 pub use bounds::{BOUNDS_RECORD_SIZE, BakedBounds, BoundsRecord, MIN_SEGMENTS};
 pub use clip_table::{CLIP_LOOPING, CLIP_RECORD_SIZE, ClipRecord, FramePair};
 pub use error::{Error, Result};
+pub use file::{MAGIC, SECTION_ALIGN, VERSION};
 pub use measure::ErrorAt;
 pub use options::{BakeOptions, DeviceLimits, Parts, Progress, RateChoice, Stage};
 pub use plan::{ClipCandidate, FormatPlan, LimitCheck, PartPlan, Plan, PlannedClip, SocketFormat, plan};
