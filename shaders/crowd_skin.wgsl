@@ -39,7 +39,8 @@ struct DrawUniform {
     base_color: vec4<f32>,
     // 1 when the mesh's UVs are f16, 0 when unorm16.
     uv_f16: u32,
-    pad0: u32,
+    // The mesh's index in the renderer: the VAT tier's first baked vertex of the mesh is vat.mesh_first_vertex[mesh].
+    mesh: u32,
     pad1: u32,
     pad2: u32,
 }
@@ -101,6 +102,33 @@ struct BakedClip {
 
 // Group 3, binding 5: the bone-animation bake's clips, by clip id (baked draws; a placeholder without a bake).
 @group(3) @binding(5) var<storage, read> baked_clips: array<BakedClip>;
+
+// One clip of a vertex-animation bake: its frames (anim_bake::ClipRecord) and its positions' quantization
+// (anim_bake::VatQuant: position = min + step * code).
+struct VatClip {
+    record: BakedClip,
+    quant_min: vec4<f32>,
+    quant_step: vec4<f32>,
+}
+
+// The vertex-animation bake (crowd_gpu's VAT uniform): its texel layout (anim_bake::VatLayout), its format
+// (anim_bake::VatFormat: 0 compact, 1 standard, 2 precise), each mesh's first baked vertex and the clips.
+struct VatUniform {
+    width: u32,
+    rows_per_frame: u32,
+    frames_per_layer: u32,
+    format: u32,
+    // Four meshes per vector, by the draw's mesh index.
+    mesh_first_vertex: array<vec4<u32>, 16>,
+    clips: array<VatClip, 128>,
+}
+
+// Group 3, binding 6: the vertex-animation bake (VAT draws; zeros without a bake).
+@group(3) @binding(6) var<uniform> vat: VatUniform;
+// Group 3, bindings 7 and 8: the bake's texel planes, read with textureLoad (the second is a placeholder for a
+// one-plane format).
+@group(3) @binding(7) var vat_plane0: texture_2d_array<u32>;
+@group(3) @binding(8) var vat_plane1: texture_2d_array<u32>;
 
 // The interleaved vertex of crowd_gpu's GPU mesh (32 bytes, 36 with u16 joints); joints are location 5.
 struct VertexIn {
@@ -233,6 +261,68 @@ fn baked_rows(r: ResidentInstance, joints: vec4<u32>, weights: vec4<f32>) -> arr
     return array<vec4<f32>, 3>(mix(a[0], b[0], w), mix(a[1], b[1], w), mix(a[2], b[2], w));
 }
 
+// A VAT vertex: its instance-space position and unit normal.
+struct VatVertex {
+    p: vec3<f32>,
+    n: vec3<f32>,
+}
+
+// anim_bake::quantize::decode_oct: an octahedral normal from two codes of `max_code` levels.
+fn decode_vat_oct(code: vec2<u32>, max_code: f32) -> vec3<f32> {
+    let p = vec2<f32>(code) / max_code * 2.0 - 1.0;
+    let z = 1.0 - abs(p.x) - abs(p.y);
+    let t = max(-z, 0.0);
+    let x = p.x + select(t, -t, p.x >= 0.0);
+    let y = p.y + select(t, -t, p.y >= 0.0);
+    return normalize(vec3<f32>(x, y, z));
+}
+
+// Baked vertex `v` at the bake's frame `f`, decoded with clip `c`'s quantization (anim_bake::VatData::vertex): the
+// texel is (v % width, (f % frames_per_layer) * rows_per_frame + v / width) of layer f / frames_per_layer.
+fn vat_vertex_at(c: VatClip, v: u32, f: u32) -> VatVertex {
+    let xy = vec2<u32>(v % vat.width, (f % vat.frames_per_layer) * vat.rows_per_frame + v / vat.width);
+    let layer = f / vat.frames_per_layer;
+    let a = textureLoad(vat_plane0, xy, layer, 0);
+    var codes = a.xyz;
+    var oct = vec2<u32>(a.w & 0xffu, a.w >> 8u);
+    var max_code = 255.0;
+    if vat.format == 0u {
+        codes = vec3<u32>(a.x & 0x7ffu, (a.x >> 11u) & 0x7ffu, a.x >> 22u);
+        oct = textureLoad(vat_plane1, xy, layer, 0).xy;
+    } else if vat.format == 2u {
+        oct = vec2<u32>(a.w, textureLoad(vat_plane1, xy, layer, 0).x);
+        max_code = 65535.0;
+    }
+    return VatVertex(c.quant_min.xyz + c.quant_step.xyz * vec3<f32>(codes), decode_vat_oct(oct, max_code));
+}
+
+// Baked vertex `v` of clip `c` at clip time `t`: the two frames around it, mixed (the normal renormalized).
+fn vat_sample(c: VatClip, v: u32, t: f32) -> VatVertex {
+    let pair = baked_pair(c.record, t);
+    let a = vat_vertex_at(c, v, pair.a);
+    let b = vat_vertex_at(c, v, pair.b);
+    return VatVertex(mix(a.p, b.p, pair.f), normalize(mix(a.n, b.n, pair.f)));
+}
+
+// A resident instance's baked vertex `v`: its clip at its clip time, or during a crossfade the two clips' vertices
+// mixed by the fade's weight, with the phase rule of `resident_rows`.
+fn vat_vertex(r: ResidentInstance, v: u32) -> VatVertex {
+    let t = (gpu_frame.now - r.start_time) * r.speed;
+    let source = vat.clips[resident_clip(r)];
+    let to_id = resident_fade_target(r);
+    if to_id == RESIDENT_NO_FADE {
+        return vat_sample(source, v, t);
+    }
+    let to = vat.clips[to_id];
+    let looping = (to.record.flags & 1u) != 0u;
+    let d = to.record.duration;
+    let phase = select(clamp(t / d, 0.0, 1.0), rem_euclid(t, d) / d, looping);
+    let a = vat_sample(source, v, phase * source.record.duration);
+    let b = vat_sample(to, v, t);
+    let w = clamp((gpu_frame.now - r.fade_start) / r.fade_length, 0.0, 1.0);
+    return VatVertex(mix(a.p, b.p, w), normalize(mix(a.n, b.n, w)));
+}
+
 fn rows_point(m: array<vec4<f32>, 3>, p: vec3<f32>) -> vec3<f32> {
     let p1 = vec4<f32>(p, 1.0);
     return vec3<f32>(dot(m[0], p1), dot(m[1], p1), dot(m[2], p1));
@@ -289,6 +379,16 @@ fn baked_skinned(v: VertexIn, joints: vec4<u32>, instance: u32) -> VertexOut {
     return placed(v, m, r.position, resident_rotation(r), r.scale, unpack4x8unorm(r.tint), slot);
 }
 
+// The vertex of a VAT draw: the `instance`-th visible slot of the draw's bucket, its vertex read from the bake
+// (mesh-local vertex index plus the mesh's first baked vertex), with no skinning.
+fn vat_placed(v: VertexIn, vertex: u32, instance: u32) -> VertexOut {
+    let slot = visible[cull_counts[32u + draw.lod * 4u + draw.tier] + instance];
+    let r = resident[slot];
+    let base = vat.mesh_first_vertex[draw.mesh / 4u][draw.mesh % 4u];
+    let b = vat_vertex(r, base + vertex);
+    return placed_at(v, b.p, b.n, r.position, resident_rotation(r), r.scale, unpack4x8unorm(r.tint), slot);
+}
+
 // A vertex skinned by rows `m`, placed by an instance transform, with the instance's tint and id.
 fn placed(
     v: VertexIn,
@@ -299,10 +399,26 @@ fn placed(
     tint: vec4<f32>,
     instance: u32,
 ) -> VertexOut {
-    let world = position + scale * quat_rotate(rotation, rows_point(m, v.position));
+    let p = rows_point(m, v.position);
+    let n = rows_vector(m, decode_oct_normal(v.normal));
+    return placed_at(v, p, n, position, rotation, scale, tint, instance);
+}
+
+// A vertex at instance-space position `p` with normal `n`, placed by an instance transform, with the instance's
+// tint and id.
+fn placed_at(
+    v: VertexIn,
+    p: vec3<f32>,
+    n: vec3<f32>,
+    position: vec3<f32>,
+    rotation: vec4<f32>,
+    scale: f32,
+    tint: vec4<f32>,
+    instance: u32,
+) -> VertexOut {
+    let world = position + scale * quat_rotate(rotation, p);
     var out: VertexOut;
     out.clip = frame.view_proj * vec4<f32>(world, 1.0);
-    let n = rows_vector(m, decode_oct_normal(v.normal));
     out.normal = quat_rotate(rotation, n);
     out.uv = select(decode_uv_unorm16(v.uv), decode_uv_f16(v.uv), draw.uv_f16 != 0u);
     out.color = unpack4x8unorm(v.color) * tint;
@@ -355,6 +471,11 @@ fn vs_baked_joints_u8(v: VertexIn, @location(5) joints: u32, @builtin(instance_i
 @vertex
 fn vs_baked_joints_u16(v: VertexIn, @location(5) joints: vec2<u32>, @builtin(instance_index) instance: u32) -> VertexOut {
     return baked_skinned(v, decode_joints_u16(joints), instance);
+}
+
+@vertex
+fn vs_vat(v: VertexIn, @builtin(vertex_index) vertex: u32, @builtin(instance_index) instance: u32) -> VertexOut {
+    return vat_placed(v, vertex, instance);
 }
 
 // The depth-only seam (shadow maps later): the same skinning of the position, nothing else.

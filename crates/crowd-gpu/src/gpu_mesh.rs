@@ -76,6 +76,8 @@ pub(crate) fn max_joint(mesh: &PackedMesh) -> u32 {
 pub(crate) struct GpuMesh {
     pub name: String,
     pub vertices: wgpu::Buffer,
+    /// The vertices in `vertices`.
+    pub vertex_count: u32,
     pub indices: wgpu::Buffer,
     pub index_format: wgpu::IndexFormat,
     pub joints_u16: bool,
@@ -157,6 +159,7 @@ impl GpuMesh {
         Ok(Self {
             name: mesh.name.clone(),
             vertices,
+            vertex_count: mesh.positions.len() as u32,
             indices,
             index_format: match mesh.indices {
                 Indices::U16(_) => wgpu::IndexFormat::Uint16,

@@ -16,6 +16,7 @@ use crate::{Error, Result};
 
 mod baked;
 mod gpu_driven;
+mod vat;
 
 pub use gpu_driven::{CrowdView, GPU_DRIVEN_STORAGE_BUFFERS, RenderPath};
 
@@ -495,7 +496,8 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
                         tier: tier_code(draw.tier),
                         base_color: mesh.base_color,
                         uv_f16: u32::from(mesh.uv_f16),
-                        pad: [0; 3],
+                        mesh: m as u32,
+                        pad: [0; 2],
                     };
                     let at = self.draw_bytes.len();
                     self.draw_bytes.resize(at + DRAW_UNIFORM_STRIDE as usize, 0);

@@ -99,8 +99,10 @@ pub struct DrawUniform {
     pub base_color: [f32; 4],
     /// 1 when the mesh's UVs are f16.
     pub uv_f16: u32,
+    /// The mesh's index in the renderer (the VAT tier finds the mesh's first baked vertex by it).
+    pub mesh: u32,
     /// Padding.
-    pub pad: [u32; 3],
+    pub pad: [u32; 2],
 }
 
 /// `GpuFrame` of `crowd_skin.wgsl`, 16 bytes: the GPU-driven draws' clock.

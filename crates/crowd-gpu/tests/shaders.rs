@@ -109,6 +109,7 @@ fn renderer_uniforms_match_their_rust_twins() {
         offset_of!(crowd_gpu::DrawUniform, tier),
         offset_of!(crowd_gpu::DrawUniform, base_color),
         offset_of!(crowd_gpu::DrawUniform, uv_f16),
+        offset_of!(crowd_gpu::DrawUniform, mesh),
     ];
     for (m, want) in members.iter().zip(want) {
         assert_eq!(m.1 as usize, want, "DrawUniform.{:?}", m.0);

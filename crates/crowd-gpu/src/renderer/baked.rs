@@ -130,8 +130,7 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
 }
 
 impl DeviceBat {
-    /// Checks a packet's clips and palette size against the bake: the same clip count, durations (within
-    /// [`DURATION_TOLERANCE`]) and looping, and entries per palette. O(clips).
+    /// Checks a packet's clips and palette size against the bake: entries per palette, then [`check_clips`].
     pub(crate) fn check(&self, clips: &[ResidentClip], skin_joints: usize) -> Result<()> {
         if skin_joints != self.joint_count as usize {
             return Err(Error::Bake {
@@ -139,27 +138,33 @@ impl DeviceBat {
                 what: "has another joint count than the packet's palettes",
             });
         }
-        if clips.len() != self.records.len() {
+        check_clips(&self.records, clips)
+    }
+}
+
+/// Checks a packet's clips against a bake's clip table: the same count, durations (within
+/// [`DURATION_TOLERANCE`]) and looping. O(clips).
+pub(super) fn check_clips(records: &[ClipRecord], clips: &[ResidentClip]) -> Result<()> {
+    if clips.len() != records.len() {
+        return Err(Error::Bake {
+            clip: None,
+            what: "has another clip count than the crowd",
+        });
+    }
+    for (c, (mine, theirs)) in records.iter().zip(clips).enumerate() {
+        let tolerance = DURATION_TOLERANCE * theirs.duration.abs().max(1.0);
+        if (mine.duration - theirs.duration).abs() > tolerance {
             return Err(Error::Bake {
-                clip: None,
-                what: "has another clip count than the crowd",
+                clip: Some(c),
+                what: "lasts another duration than the crowd's clip",
             });
         }
-        for (c, (mine, theirs)) in self.records.iter().zip(clips).enumerate() {
-            let tolerance = DURATION_TOLERANCE * theirs.duration.abs().max(1.0);
-            if (mine.duration - theirs.duration).abs() > tolerance {
-                return Err(Error::Bake {
-                    clip: Some(c),
-                    what: "lasts another duration than the crowd's clip",
-                });
-            }
-            if mine.is_looping() != (theirs.looping != 0) {
-                return Err(Error::Bake {
-                    clip: Some(c),
-                    what: "loops where the crowd's clip clamps, or the reverse",
-                });
-            }
+        if mine.is_looping() != (theirs.looping != 0) {
+            return Err(Error::Bake {
+                clip: Some(c),
+                what: "loops where the crowd's clip clamps, or the reverse",
+            });
         }
-        Ok(())
     }
+    Ok(())
 }

@@ -14,6 +14,7 @@ use crowd_frame::{FrameCamera, Packet, ResidentClip};
 use skin_pack::PaletteFormat;
 
 use super::baked::DeviceBat;
+use super::vat::{DeviceVat, NoVat, VAT_UNIFORM_SIZE};
 use super::{CrowdRenderer, frame_group, frame_group_with, skin_pipeline, storage_entry, uniform_entry, whole};
 use crate::gpu_cull::{CullView, DrawSlot, GpuCuller};
 use crate::resident_buffer::ResidentBuffer;
@@ -77,6 +78,12 @@ pub(crate) struct GpuDriven {
     pub(crate) bat: Option<DeviceBat>,
     /// Bound as the bake's clip table while no bake is set.
     no_bat_clips: wgpu::Buffer,
+    /// The VAT tier's pipelines (`vs_vat`), used while a vertex-animation bake is set.
+    vat_pipelines: [wgpu::RenderPipeline; 2],
+    /// The vertex-animation bake of the VAT tier ([`CrowdRenderer::set_vat`]).
+    pub(crate) vat: Option<DeviceVat>,
+    /// Bound as the VAT while none is set.
+    no_vat: NoVat,
     /// One draw uniform per (mesh, LOD, tier) at the uniform stride, in its bind group.
     draw_group: wgpu::BindGroup,
     draw_slots: Vec<DrawSlot>,
@@ -160,7 +167,8 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
                         tier,
                         base_color: mesh.base_color,
                         uv_f16: u32::from(mesh.uv_f16),
-                        pad: [0; 3],
+                        mesh: m as u32,
+                        pad: [0; 2],
                     };
                     let at = bytes.len();
                     bytes.resize(at + DRAW_UNIFORM_STRIDE as usize, 0);
@@ -194,6 +202,18 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
                 storage_entry(3, false, size_of::<crowd_frame::ResidentInstance>() as u64),
                 storage_entry(4, false, size_of::<ResidentClip>() as u64),
                 storage_entry(5, false, anim_bake::CLIP_RECORD_SIZE as u64),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 6,
+                    visibility: wgpu::ShaderStages::VERTEX,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: NonZeroU64::new(VAT_UNIFORM_SIZE),
+                    },
+                    count: None,
+                },
+                vat_plane_entry(7),
+                vat_plane_entry(8),
             ],
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -242,6 +262,17 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
                 false,
             )
         });
+        let vat_pipelines = [false, true].map(|joints_u16| {
+            skin_pipeline(
+                device,
+                &self.module,
+                &self.config,
+                &pipeline_layout,
+                "vs_vat",
+                joints_u16,
+                false,
+            )
+        });
         let no_bat_clips = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("crowd baked clips (none)"),
             size: anim_bake::CLIP_RECORD_SIZE as u64,
@@ -265,6 +296,9 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
             baked_pipelines,
             bat: None,
             no_bat_clips,
+            vat_pipelines,
+            vat: None,
+            no_vat: NoVat::new(device),
             draw_group,
             draw_slots,
             draw_mesh,
@@ -301,6 +335,9 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
         let res = packet.resident();
         if let Some(bat) = &g.bat {
             bat.check(&res.clips, packet.skin_joint_count())?;
+        }
+        if let Some(vat) = &g.vat {
+            vat.check(&res.clips)?;
         }
         let before = g.resident.generation();
         let uploaded = g
@@ -442,6 +479,19 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
                         whole_entry(3, g.resident.buffer()),
                         whole_entry(4, &g.clips),
                         whole_entry(5, g.bat.as_ref().map_or(&g.no_bat_clips, |b| &b.clips)),
+                        whole_entry(6, g.vat.as_ref().map_or(&g.no_vat.uniform, |v| &v.uniform)),
+                        wgpu::BindGroupEntry {
+                            binding: 7,
+                            resource: wgpu::BindingResource::TextureView(
+                                g.vat.as_ref().map_or(&g.no_vat.plane, |v| &v.planes[0]),
+                            ),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 8,
+                            resource: wgpu::BindingResource::TextureView(
+                                g.vat.as_ref().map_or(&g.no_vat.plane, |v| &v.planes[1]),
+                            ),
+                        },
                     ],
                 })),
                 _ => None,
@@ -465,12 +515,17 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
         pass.set_bind_group(3, resident_group, &[]);
         for (i, &m) in g.draw_mesh.iter().enumerate() {
             let mesh = &self.meshes[m as usize];
-            // The baked tier draws from the bake when there is one, from the pose pool otherwise.
-            let baked = g.draw_slots[i].bucket % TIER_COUNT as u32 == Tier::Baked as u32;
-            match (&view.baked_group, baked) {
-                (Some(baked_group), true) => {
+            // The baked and VAT tiers draw from their bakes when there are, from the pose pool otherwise.
+            let tier = g.draw_slots[i].bucket % TIER_COUNT as u32;
+            let joints = usize::from(mesh.joints_u16);
+            match (&view.baked_group, tier) {
+                (Some(baked_group), t) if t == Tier::Baked as u32 => {
                     pass.set_bind_group(0, baked_group, &[0]);
-                    pass.set_pipeline(&g.baked_pipelines[usize::from(mesh.joints_u16)]);
+                    pass.set_pipeline(&g.baked_pipelines[joints]);
+                }
+                (_, t) if t == Tier::Vat as u32 && g.vat.is_some() => {
+                    pass.set_bind_group(0, frame_group, &[0]);
+                    pass.set_pipeline(&g.vat_pipelines[joints]);
                 }
                 _ => {
                     pass.set_bind_group(0, frame_group, &[0]);
@@ -493,6 +548,20 @@ fn clip_buffer(device: &wgpu::Device, clips: usize) -> wgpu::Buffer {
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     })
+}
+
+/// A VAT plane of group 3: an unsigned-integer 2D array texture read with `textureLoad`.
+fn vat_plane_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::VERTEX,
+        ty: wgpu::BindingType::Texture {
+            sample_type: wgpu::TextureSampleType::Uint,
+            view_dimension: wgpu::TextureViewDimension::D2Array,
+            multisampled: false,
+        },
+        count: None,
+    }
 }
 
 fn whole_entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
