@@ -71,15 +71,14 @@ pub(crate) struct GpuDriven {
     clip_count: usize,
     gpu_frame: wgpu::Buffer,
     layout: wgpu::BindGroupLayout,
-    pipelines: [wgpu::RenderPipeline; 2],
-    /// The baked tier's pipelines (`vs_baked_*`), used while a bake is set.
-    baked_pipelines: [wgpu::RenderPipeline; 2],
+    /// The colour pipelines of the indirect draws.
+    pipelines: TierPipelines,
+    /// Their depth-only twins (no fragment stage), when the renderer has a depth format.
+    depth_pipelines: Option<TierPipelines>,
     /// The bone-animation bake of the baked tier ([`CrowdRenderer::set_bat`]).
     pub(crate) bat: Option<DeviceBat>,
     /// Bound as the bake's clip table while no bake is set.
     no_bat_clips: wgpu::Buffer,
-    /// The VAT tier's pipelines (`vs_vat`), used while a vertex-animation bake is set.
-    vat_pipelines: [wgpu::RenderPipeline; 2],
     /// The vertex-animation bake of the VAT tier ([`CrowdRenderer::set_vat`]).
     pub(crate) vat: Option<DeviceVat>,
     /// Bound as the VAT while none is set.
@@ -91,6 +90,16 @@ pub(crate) struct GpuDriven {
     draw_mesh: Vec<u32>,
     /// Bumped whenever a buffer that a view's bind groups hold is recreated.
     pub(crate) generation: u64,
+}
+
+/// The pipelines of the GPU-driven indirect draws, for u8 and u16 joints: the pose pool's (`vs_resident_*`), a
+/// bone-animation bake's (`vs_baked_*`, the baked tier while a bake is set) and a vertex-animation bake's
+/// (`vs_vat`, the VAT tier while a bake is set).
+#[derive(Debug)]
+struct TierPipelines {
+    pooled: [wgpu::RenderPipeline; 2],
+    baked: [wgpu::RenderPipeline; 2],
+    vat: [wgpu::RenderPipeline; 2],
 }
 
 /// One view of a GPU-driven renderer: its camera's frame uniform, its cull state (hysteresis, visible lists,
@@ -226,53 +235,44 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
             ],
             immediate_size: 0,
         });
-        let pipelines = [
-            skin_pipeline(
-                device,
-                &self.module,
-                &self.config,
-                &pipeline_layout,
-                "vs_resident_joints_u8",
-                false,
-                false,
-            ),
-            skin_pipeline(
-                device,
-                &self.module,
-                &self.config,
-                &pipeline_layout,
-                "vs_resident_joints_u16",
-                true,
-                false,
-            ),
-        ];
-        let baked_pipelines = [false, true].map(|joints_u16| {
-            let entry = if joints_u16 {
-                "vs_baked_joints_u16"
-            } else {
-                "vs_baked_joints_u8"
+        let tier_pipelines = |depth_only: bool| {
+            let pipeline = |entry: &str, joints_u16: bool| {
+                skin_pipeline(
+                    device,
+                    &self.module,
+                    &self.config,
+                    &pipeline_layout,
+                    entry,
+                    joints_u16,
+                    depth_only,
+                )
             };
-            skin_pipeline(
-                device,
-                &self.module,
-                &self.config,
-                &pipeline_layout,
-                entry,
-                joints_u16,
-                false,
-            )
-        });
-        let vat_pipelines = [false, true].map(|joints_u16| {
-            skin_pipeline(
-                device,
-                &self.module,
-                &self.config,
-                &pipeline_layout,
-                "vs_vat",
-                joints_u16,
-                false,
-            )
-        });
+            TierPipelines {
+                pooled: [false, true].map(|u16| {
+                    pipeline(
+                        if u16 {
+                            "vs_resident_joints_u16"
+                        } else {
+                            "vs_resident_joints_u8"
+                        },
+                        u16,
+                    )
+                }),
+                baked: [false, true].map(|u16| {
+                    pipeline(
+                        if u16 {
+                            "vs_baked_joints_u16"
+                        } else {
+                            "vs_baked_joints_u8"
+                        },
+                        u16,
+                    )
+                }),
+                vat: [false, true].map(|u16| pipeline("vs_vat", u16)),
+            }
+        };
+        let pipelines = tier_pipelines(false);
+        let depth_pipelines = self.config.depth_format.map(|_| tier_pipelines(true));
         let no_bat_clips = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("crowd baked clips (none)"),
             size: anim_bake::CLIP_RECORD_SIZE as u64,
@@ -293,10 +293,9 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
             gpu_frame,
             layout,
             pipelines,
-            baked_pipelines,
+            depth_pipelines,
             bat: None,
             no_bat_clips,
-            vat_pipelines,
             vat: None,
             no_vat: NoVat::new(device),
             draw_group,
@@ -505,11 +504,38 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
     /// path, every visible instance on the CPU-culled path) with the view's camera, then on the GPU-driven path one
     /// indirect draw per (mesh, LOD, tier). Needs a `prepare_view` of this view since the last `prepare`.
     pub fn render_view(&self, view: &CrowdView, pass: &mut wgpu::RenderPass<'_>) {
+        self.render_view_with(view, pass, false);
+    }
+
+    /// Records `view`'s draws as [`CrowdRenderer::render_view`] does, with the depth-only entry points (the same
+    /// skinning, or the same baked vertices, and no fragment stage): for a pass with only a depth attachment of
+    /// the configured depth format, such as a shadow map's. Draws nothing when the renderer has no depth format.
+    pub fn render_view_depth_only(&self, view: &CrowdView, pass: &mut wgpu::RenderPass<'_>) {
+        self.render_view_with(view, pass, true);
+    }
+
+    fn render_view_with(&self, view: &CrowdView, pass: &mut wgpu::RenderPass<'_>, depth_only: bool) {
         let Some(frame_group) = &view.frame_group else {
             return;
         };
-        self.record_with(pass, &self.pipelines, frame_group);
+        let records = if depth_only {
+            self.depth_pipelines.as_ref()
+        } else {
+            Some(&self.pipelines)
+        };
+        let Some(records) = records else {
+            return;
+        };
+        self.record_with(pass, records, frame_group);
         let (Some(g), Some(resident_group), Some(cull)) = (&self.gpu_driven, &view.resident_group, &view.cull) else {
+            return;
+        };
+        let pipelines = if depth_only {
+            g.depth_pipelines.as_ref()
+        } else {
+            Some(&g.pipelines)
+        };
+        let Some(pipelines) = pipelines else {
             return;
         };
         pass.set_bind_group(3, resident_group, &[]);
@@ -521,15 +547,15 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
             match (&view.baked_group, tier) {
                 (Some(baked_group), t) if t == Tier::Baked as u32 => {
                     pass.set_bind_group(0, baked_group, &[0]);
-                    pass.set_pipeline(&g.baked_pipelines[joints]);
+                    pass.set_pipeline(&pipelines.baked[joints]);
                 }
                 (_, t) if t == Tier::Vat as u32 && g.vat.is_some() => {
                     pass.set_bind_group(0, frame_group, &[0]);
-                    pass.set_pipeline(&g.vat_pipelines[joints]);
+                    pass.set_pipeline(&pipelines.vat[joints]);
                 }
                 _ => {
                     pass.set_bind_group(0, frame_group, &[0]);
-                    pass.set_pipeline(&g.pipelines[usize::from(mesh.joints_u16)]);
+                    pass.set_pipeline(&pipelines.pooled[joints]);
                 }
             }
             pass.set_bind_group(1, &g.draw_group, &[(i as u64 * DRAW_UNIFORM_STRIDE) as u32]);
