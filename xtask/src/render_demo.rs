@@ -100,14 +100,24 @@ pub fn run(model: &Model, out: &Path, cpu_culled: bool) -> Result<()> {
         }
     );
     let hysteresis = FrameSettings::default().hysteresis;
+    // The screen size (crowd-cull's: bounding radius over view depth, times the projection's scale) of a
+    // character `d` metres away.
+    let fov_y = 55f32.to_radians();
+    let size_at = |d: f32| radius / (d * (fov_y * 0.5).tan());
+    let gpu_driven = render_path == RenderPath::GpuDriven;
     let settings = FrameSettings {
-        gpu_driven: render_path == RenderPath::GpuDriven,
+        gpu_driven,
         // Half a pixel of simplification error at most: on this 720-line image LOD 0 is used within about 4 m,
         // LOD 1 to about 14 m.
         lod_thresholds: lod_thresholds(&packed[0].lods, radius, SIZE.1 as f32, 0.5, hysteresis),
-        // Everyone pooled: nobody is near enough to be unique, and the baked and VAT tiers (drawn pooled until
-        // they have a GPU path) start only where a character is a few pixels tall.
-        tier_thresholds: [50.0, 0.004, 0.001],
+        // Nobody is near enough to be unique. On the GPU-driven path the near ranks are pooled, the crowd from
+        // 12 m baked (bone animation) and from 30 m VAT (vertex animation): the CPU does nothing for either. On
+        // the CPU-culled path, which has no baked tiers, everyone is pooled.
+        tier_thresholds: if gpu_driven {
+            [50.0, size_at(12.0), size_at(30.0)]
+        } else {
+            [50.0, 0.004, 0.001]
+        },
         ..FrameSettings::default()
     };
     let mut crowd: CrowdFrame = CrowdFrame::new(&character, settings)?;
@@ -161,6 +171,7 @@ pub fn run(model: &Model, out: &Path, cpu_culled: bool) -> Result<()> {
     }
     if render_path == RenderPath::GpuDriven {
         renderer.enable_gpu_driven(&gpu.device, crowd.store().group_desc(crowd.group())?)?;
+        bake_tiers(&gpu, &mut renderer, model)?;
     }
     let mut view = renderer.create_view(&gpu.device, &gpu.queue)?;
     let mut ground = ground_renderer(&gpu, &config, camera)?;
@@ -229,10 +240,65 @@ pub fn run(model: &Model, out: &Path, cpu_culled: bool) -> Result<()> {
     let path = out.join("lod_view.png");
     image::save_buffer(&path, &pixels, SIZE.0, SIZE.1, image::ExtendedColorType::Rgba8)
         .with_context(|| format!("cannot write {}", path.display()))?;
+    println!("  {} written (LOD 0 green, 1 yellow, 2 red)", path.display());
+    // And by tier, to show where the pooled, baked and VAT tiers draw.
+    renderer.set_debug_view(DebugView::Tier);
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    renderer.prepare_view(&gpu.device, &gpu.queue, &mut encoder, &mut view, packet.camera())?;
+    gpu.queue.submit([encoder.finish()]);
+    let pixels = target.render(&gpu, sky, |pass| {
+        ground.renderer.render(pass);
+        renderer.render_view(&view, pass);
+    })?;
+    let path = out.join("tier_view.png");
+    image::save_buffer(&path, &pixels, SIZE.0, SIZE.1, image::ExtendedColorType::Rgba8)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     println!(
-        "  {} written (LOD 0 green, 1 yellow, 2 red); rendering took {:.1} s",
+        "  {} written (unique green, pooled yellow, baked red, VAT blue); rendering took {:.1} s",
         path.display(),
         started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Bakes the model's clips (bone and vertex animation, within the default 1 mm budget) and hands them to the
+/// renderer's baked and VAT tiers.
+fn bake_tiers(gpu: &Gpu, renderer: &mut CrowdRenderer, model: &Model) -> Result<()> {
+    let started = Instant::now();
+    let options = anim_bake::BakeOptions {
+        // The renderer's palettes are f32 3x4: the bone-animation bake must be too.
+        bat_format: Some(anim_bake::BatFormat::F32),
+        ..anim_bake::BakeOptions::default()
+    };
+    let (bake, report) = anim_bake::bake(model, &options, &|_| {})?;
+    let (Some(bat), Some(vat)) = (&bake.bat, &bake.vat) else {
+        bail!("the bake has no bone or vertex animation");
+    };
+    let Some(binding) = model.bindings.iter().find(|b| b.skeleton == 0) else {
+        bail!("the model has no mesh bound to skeleton 0");
+    };
+    let first_vertex = binding
+        .meshes
+        .clone()
+        .map(|m| {
+            bake.meshes
+                .iter()
+                .find(|b| b.mesh as usize == m)
+                .map(|b| b.first_vertex)
+                .context("a bound mesh is missing from the bake")
+        })
+        .collect::<Result<Vec<u32>>>()?;
+    renderer.set_bat(&gpu.device, &gpu.queue, bat)?;
+    renderer.set_vat(&gpu.device, &gpu.queue, vat, &first_vertex)?;
+    println!(
+        "bake: {} clips in {:.1} s; bone animation {} KiB, vertex animation {} KiB ({:?}), largest vertex error \
+         {:.2} mm",
+        bake.clips.len(),
+        started.elapsed().as_secs_f64(),
+        bat.byte_len() / 1024,
+        vat.byte_len() / 1024,
+        vat.format,
+        report.largest_error_mm()
     );
     Ok(())
 }
@@ -241,6 +307,8 @@ pub fn run(model: &Model, out: &Path, cpu_culled: bool) -> Result<()> {
 /// path the GPU decided the lists: they are read back from the view's counters and indirect arguments.
 struct Drawn {
     per_lod: [u32; 3],
+    /// Per tier (unique, pooled, baked, VAT).
+    per_tier: [u32; 4],
     visible: u32,
     draws: u32,
     triangles: u64,
@@ -257,6 +325,7 @@ impl Drawn {
     ) -> Result<Self> {
         let mut d = Self {
             per_lod: [0; 3],
+            per_tier: [0; 4],
             visible: 0,
             draws: prepared.draws,
             triangles: prepared.triangles,
@@ -264,12 +333,14 @@ impl Drawn {
         };
         for draw in packet.draws() {
             d.per_lod[usize::from(draw.lod).min(2)] += draw.instance_count;
+            d.per_tier[draw.tier as usize] += draw.instance_count;
             d.visible += draw.instance_count;
         }
         if let (RenderPath::GpuDriven, Some(cull)) = (renderer.path(), view.cull()) {
             let counts = gpu.read_buffer(cull.counts_buffer(), (CULL_BUCKETS * 4) as u64)?;
             for (b, &n) in words(&counts).iter().enumerate() {
                 d.per_lod[(b / 4).min(2)] += n;
+                d.per_tier[b % 4] += n;
                 d.visible += n;
             }
             let args = gpu.read_buffer(cull.args_buffer(), u64::from(cull.draw_count()) * 20)?;
@@ -306,6 +377,10 @@ fn print_frame(frame: usize, packet: &Packet, drawn: &Drawn, prepare_ms: f64, gp
         drawn.triangles as f64 / 1e6,
         drawn.uploaded_bytes / 1024,
         s.resident_changed,
+    );
+    println!(
+        "  tiers: {} unique, {} pooled, {} baked, {} VAT",
+        drawn.per_tier[0], drawn.per_tier[1], drawn.per_tier[2], drawn.per_tier[3]
     );
     println!(
         "  CPU ms: changes {:.3}, cull {:.3}, pool {:.3}, unique {:.3}, flatten {:.3}, pack {:.3}, prepare {prepare_ms:.3}; \
