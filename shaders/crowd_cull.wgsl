@@ -18,6 +18,8 @@ const MAX_BUCKETS: u32 = 32u;
 const TIER_COUNT: u32 = 4u;
 const VISIBLE: u32 = 1u;
 const INTERPOLATE: u32 = 2u;
+// The GPU's own flag, beside crowd_cull::TierState's: visible by the clip's bounds, outside its time segment's.
+const OUT_OF_SEGMENT: u32 = 4u;
 // crowd_cull::TierState::HIDDEN's rate and flags, given to a culled instance (its LOD and tier are kept).
 const HIDDEN_RATE: u32 = 3u;
 // crowd_cull::TierState::HIDDEN as a word: the state of an instance this view has not seen.
@@ -44,9 +46,16 @@ struct CullView {
     tier_hi: vec4<f32>,
     rate_lo: vec4<f32>,
     rate_hi: vec4<f32>,
+    // The animation clock of the frame, in seconds (for the segment bounds).
+    now: f32,
+    // The clips in `clip_bounds` (their time segments follow them), or 0 when there are no segment bounds.
+    segment_clips: u32,
+    pad0: u32,
+    pad1: u32,
 }
 
-// A clip's animated bounds in instance space.
+// A clip's animated bounds in instance space. With segment bounds, a clip's min.w is its duration and max.w the
+// bits of `first_segment | segment_count << 20 | looping << 31`; a segment's w are 0.
 struct ClipBounds {
     min: vec4<f32>,
     max: vec4<f32>,
@@ -73,7 +82,8 @@ struct DrawArgs {
 @group(0) @binding(0) var<uniform> view: CullView;
 // The resident instances, one per slot.
 @group(0) @binding(1) var<storage, read> instances: array<ResidentInstance>;
-// Each clip's animated bounds, indexed by clip id.
+// Each clip's animated bounds, indexed by clip id; with segment bounds, the clips' time segments follow, segment
+// `s` of a clip at `segment_clips + first_segment + s`.
 @group(0) @binding(2) var<storage, read> clip_bounds: array<ClipBounds>;
 // Per handle index, the view's crowd_cull::TierState word (lod | tier << 8 | rate << 16 | flags << 24) and the
 // generation of the handle it belongs to, kept from frame to frame for hysteresis: the state follows the instance
@@ -122,6 +132,40 @@ struct Decision {
 
 const NO_BUCKET: u32 = 0xffffffffu;
 
+// The instance's sphere of `b` (crowd_cull::world_sphere: the box's centre placed, its half diagonal scaled) against
+// the frustum.
+fn box_visible(inst: ResidentInstance, b: ClipBounds) -> bool {
+    let centre_local = (b.min.xyz + b.max.xyz) * 0.5;
+    let half = (b.max.xyz - b.min.xyz) * 0.5;
+    let c = inst.position + quat_rotate(resident_rotation(inst), centre_local * inst.scale);
+    let r = length(half) * inst.scale;
+    var inside = true;
+    for (var p = 0u; p < 6u; p++) {
+        let pl = view.planes[p];
+        inside = inside && (pl.x * c.x + pl.y * c.y + pl.z * c.z + pl.w >= -r);
+    }
+    return inside;
+}
+
+// True when the bounds of the time segment the instance's clip time falls in (anim_bake::ClipRecord::segment_at)
+// are in the frustum.
+fn segment_visible(inst: ResidentInstance, clip: u32) -> bool {
+    let b = clip_bounds[clip];
+    let d = b.min.w;
+    let packed = bitcast<u32>(b.max.w);
+    let n = (packed >> 20u) & 0x7ffu;
+    if d <= 0.0 || n == 0u {
+        return true;
+    }
+    let t = (view.now - inst.start_time) * inst.speed;
+    var local = clamp(t, 0.0, d);
+    if (packed >> 31u) != 0u {
+        local = t - d * floor(t / d);
+    }
+    let s = min(u32(max(floor(local / d * f32(n)), 0.0)), n - 1u);
+    return box_visible(inst, clip_bounds[view.segment_clips + (packed & 0xfffffu) + s]);
+}
+
 fn decide(slot: u32) -> Decision {
     let inst = instances[slot];
     let clip = resident_clip(inst);
@@ -164,8 +208,14 @@ fn decide(slot: u32) -> Decision {
     let lod = level(prev & 0xffu, lod_lo, lod_hi);
     let tier = level((prev >> 8u) & 0xffu, below(s, view.tier_lo, 3u), below(s, view.tier_hi, 3u));
     let rate = level((prev >> 16u) & 0xffu, below(s, view.rate_lo, 3u), below(s, view.rate_hi, 3u));
-    let flags = VISIBLE | select(0u, INTERPOLATE, rate > 0u);
-    let bucket = select(lod * TIER_COUNT + tier, NO_BUCKET, resident_cpu_drawn(inst));
+    var flags = VISIBLE | select(0u, INTERPOLATE, rate > 0u);
+    var bucket = select(lod * TIER_COUNT + tier, NO_BUCKET, resident_cpu_drawn(inst));
+    if fade_to == RESIDENT_NO_FADE && clip < view.segment_clips && !segment_visible(inst, clip) {
+        // In view by the clip's bounds but not by those of its time segment: its levels are crowd-cull's, and it
+        // is drawn in no list.
+        flags |= OUT_OF_SEGMENT;
+        bucket = NO_BUCKET;
+    }
     return Decision(lod | (tier << 8u) | (rate << 16u) | (flags << 24u), bucket);
 }
 
@@ -236,7 +286,7 @@ fn scatter(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocati
         var st = 0u;
         if resident_clip(inst) != RESIDENT_EMPTY_CLIP && !resident_cpu_drawn(inst) {
             st = states[owners[slot].index].x;
-            listed = ((st >> 24u) & VISIBLE) != 0u;
+            listed = ((st >> 24u) & (VISIBLE | OUT_OF_SEGMENT)) == VISIBLE;
         }
         if listed {
             b = (st & 0xffu) * TIER_COUNT + ((st >> 8u) & 0xffu);

@@ -290,6 +290,8 @@ fn bake_tiers(gpu: &Gpu, renderer: &mut CrowdRenderer, model: &Model) -> Result<
         .collect::<Result<Vec<u32>>>()?;
     renderer.set_bat(&gpu.device, &gpu.queue, bat)?;
     renderer.set_vat(&gpu.device, &gpu.queue, vat, &first_vertex)?;
+    // Cull with the bake's time-segment bounds too: a tighter fit than each clip's whole reach.
+    renderer.set_segment_bounds(&gpu.device, &bat.clips, &bake.bounds)?;
     println!(
         "bake: {} clips in {:.1} s; bone animation {} KiB, vertex animation {} KiB ({:?}), largest vertex error \
          {:.2} mm",

@@ -38,6 +38,11 @@ pub const HIDDEN_STATE: u32 = u32::from_le_bytes([
     TierState::HIDDEN.flags,
 ]);
 
+/// The flag (in a view's state word, beside `TierState::VISIBLE` and `TierState::INTERPOLATE`) of an instance
+/// in view by its clip's bounds and out of view by its time segment's ([`GpuCuller::set_segments`]): listed in no
+/// bucket.
+pub const OUT_OF_SEGMENT: u8 = 4;
+
 /// The view uniform: the twin of `CullView` in `shaders/crowd_cull.wgsl`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 #[repr(C)]
@@ -66,6 +71,12 @@ pub struct CullViewUniform {
     pub rate_lo: [f32; 4],
     /// Upper rate edges.
     pub rate_hi: [f32; 4],
+    /// The animation clock of the frame, in seconds.
+    pub now: f32,
+    /// The clips of the clip bounds when segment bounds follow them, else 0.
+    pub segment_clips: u32,
+    /// Padding.
+    pub pad: [u32; 2],
 }
 
 /// One indirect draw of a view: the bucket `lod * TIER_COUNT + tier` it draws and its index range. The twin of
@@ -92,6 +103,11 @@ struct ClipBoundsGpu {
 }
 
 /// One draw group's GPU culling: its clip bounds, level edges and the compute pipelines.
+///
+/// With time-segment bounds ([`GpuCuller::set_segments`], a bake's), an instance whose clip's bounds are in view is
+/// drawn only when the bounds of the segment its clip time falls in are too (unless it is crossfading): a tighter
+/// fit for clips that reach far at some moments. Its state stays crowd-cull's (levels from the clip's bounds,
+/// `VISIBLE`), with the GPU's own flag bit 2 ([`OUT_OF_SEGMENT`]) set when its segment is out of view.
 #[derive(Debug)]
 pub struct GpuCuller {
     layout: wgpu::BindGroupLayout,
@@ -99,6 +115,12 @@ pub struct GpuCuller {
     place: wgpu::ComputePipeline,
     scatter: wgpu::ComputePipeline,
     clip_bounds: wgpu::Buffer,
+    /// The group's clip bounds, as the shader reads them.
+    bounds: Vec<ClipBoundsGpu>,
+    /// Clips whose segment bounds follow them in `clip_bounds`, 0 without segments.
+    segment_clips: u32,
+    /// Bumped when `clip_bounds` is recreated (views' bind groups hold it).
+    generation: u64,
     edges: CullViewUniform,
     max_slots: u64,
     max_buffer: u64,
@@ -123,7 +145,7 @@ pub struct CullView {
     draw_slots: GrowBuffer,
     args: GrowBuffer,
     draw_count: u32,
-    group: Option<(wgpu::BindGroup, u64, u64)>,
+    group: Option<(wgpu::BindGroup, (u64, u64, u64))>,
     generation: u64,
 }
 
@@ -235,11 +257,77 @@ impl GpuCuller {
             scatter: pipeline("scatter"),
             layout,
             clip_bounds,
+            bounds,
+            segment_clips: 0,
+            generation: 0,
             edges: edges(desc),
             max_slots: groups * groups * u64::from(CULL_WORKGROUP),
             max_buffer,
             binding_limit,
         })
+    }
+
+    /// Culls with time-segment bounds from here on: `clips` are the bake's clip records (one per clip of the
+    /// group, in clip order: duration, looping and their segments' range) and `segments` every clip's segment
+    /// boxes (`anim_bake::BakedBounds::segments`). Replaces any segments set before.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Bake`] naming the clip when the clip count differs from the group's, a clip's segments lie past
+    /// `segments` or past the packing's 2^20 first segment and 2047 segments, a duration is not finite, or a box
+    /// is not finite with `min <= max`. Nothing changes then.
+    pub fn set_segments(
+        &mut self,
+        device: &wgpu::Device,
+        clips: &[anim_bake::ClipRecord],
+        segments: &[anim_bake::BoundsRecord],
+    ) -> Result<()> {
+        let bad = |clip: Option<usize>, what: &'static str| Err(Error::Bake { clip, what });
+        if clips.len() != self.bounds.len() {
+            return bad(None, "has another clip count than the culled group");
+        }
+        for (c, r) in clips.iter().enumerate() {
+            let end = u64::from(r.first_segment) + u64::from(r.segment_count);
+            if end > segments.len() as u64 || r.first_segment >= 1 << 20 || r.segment_count >= 1 << 11 {
+                return bad(Some(c), "has segments past the segment boxes or past their packing");
+            }
+            if !(r.duration.is_finite() && r.duration >= 0.0) {
+                return bad(Some(c), "has a duration that is not finite");
+            }
+        }
+        let valid = |b: &anim_bake::BoundsRecord| {
+            let (min, max) = (glam::Vec4::from(b.min), glam::Vec4::from(b.max));
+            min.is_finite() && max.is_finite() && min.cmple(max).all()
+        };
+        if !segments.iter().all(valid) {
+            return bad(None, "has a segment box that is not finite with min <= max");
+        }
+        let mut all = self.bounds.clone();
+        for (b, r) in all.iter_mut().zip(clips) {
+            let packed = r.first_segment | r.segment_count << 20 | u32::from(r.is_looping()) << 31;
+            b.min[3] = r.duration;
+            b.max[3] = f32::from_bits(packed);
+        }
+        all.extend(segments.iter().map(|s| ClipBoundsGpu {
+            min: [s.min[0], s.min[1], s.min[2], 0.0],
+            max: [s.max[0], s.max[1], s.max[2], 0.0],
+        }));
+        self.clip_bounds = wgpu::util::DeviceExt::create_buffer_init(
+            device,
+            &wgpu::util::BufferInitDescriptor {
+                label: Some("crowd clip and segment bounds"),
+                contents: bytemuck::cast_slice(&all),
+                usage: wgpu::BufferUsages::STORAGE,
+            },
+        );
+        self.segment_clips = clips.len() as u32;
+        self.generation += 1;
+        Ok(())
+    }
+
+    /// True when the culler uses time-segment bounds ([`GpuCuller::set_segments`]).
+    pub fn has_segments(&self) -> bool {
+        self.segment_clips > 0
     }
 
     /// A new view with no slots and no draws.
@@ -276,16 +364,20 @@ impl GpuCuller {
         }
     }
 
-    /// Culls every slot of `instances` for `camera` into `view`: encodes a clear of the counters and the three
-    /// dispatches into `encoder`, after writing the view's uniform. An instance the view has not seen (a handle
+    /// Culls every slot of `instances` for `camera` at animation time `now` into `view`: encodes a clear of the
+    /// counters and the three dispatches into `encoder`, after writing the view's uniform. An instance the view has not seen (a handle
     /// index it holds no state for, or another generation of it) starts at `TierState::HIDDEN`; every other
     /// instance's state carries over from the view's last cull (hysteresis), whichever slot it is in now.
     ///
     /// # Errors
     ///
-    /// [`Error::Gpu`] for a camera that fails `CullCamera::validate`; [`Error::Limit`] when the view's per-slot
-    /// buffers would pass `max_buffer_size` or the storage binding limit, or the slots need more workgroups than
-    /// two dispatch dimensions hold. Nothing is encoded then.
+    /// [`Error::Gpu`] for a camera that fails `CullCamera::validate` or a clock that is not finite;
+    /// [`Error::Limit`] when the view's per-slot buffers would pass `max_buffer_size` or the storage binding
+    /// limit, or the slots need more workgroups than two dispatch dimensions hold. Nothing is encoded then.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the devices, the encoder, the instances, the view and the clock"
+    )]
     pub fn cull(
         &self,
         device: &wgpu::Device,
@@ -294,8 +386,9 @@ impl GpuCuller {
         instances: &ResidentBuffer,
         view: &mut CullView,
         camera: &CullCamera,
+        now: f32,
     ) -> Result<()> {
-        self.cull_with(device, queue, encoder, instances, view, camera, None)
+        self.cull_with(device, queue, encoder, instances, view, camera, now, None)
     }
 
     /// [`GpuCuller::cull`], with `timestamp_writes` on its compute pass (a device with `TIMESTAMP_QUERY`).
@@ -312,11 +405,15 @@ impl GpuCuller {
         instances: &ResidentBuffer,
         view: &mut CullView,
         camera: &CullCamera,
+        now: f32,
         timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
     ) -> Result<()> {
         camera
             .validate()
             .map_err(|e| Error::gpu(format!("the cull camera: {e}")))?;
+        if !now.is_finite() {
+            return Err(Error::gpu(format!("the cull clock is {now}")));
+        }
         let slots = instances.slot_count();
         if u64::from(slots) > self.max_slots {
             return Err(Error::Limit {
@@ -345,8 +442,8 @@ impl GpuCuller {
             view.visible.reserve(device, bytes, max);
             view.generation += 1;
         }
-        let key = (instances.generation(), view.generation);
-        if view.group.as_ref().is_none_or(|g| (g.1, g.2) != key) {
+        let key = (instances.generation(), view.generation, self.generation);
+        if view.group.as_ref().is_none_or(|g| g.1 != key) {
             let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("crowd cull"),
                 layout: &self.layout,
@@ -362,7 +459,7 @@ impl GpuCuller {
                     entry(8, instances.owners_buffer()),
                 ],
             });
-            view.group = Some((group, key.0, key.1));
+            view.group = Some((group, key));
         }
         let mut uniform = self.edges;
         uniform.planes = camera.planes.map(|p| p.to_array());
@@ -370,6 +467,8 @@ impl GpuCuller {
         uniform.proj_scale = camera.proj_scale;
         uniform.slot_count = slots;
         uniform.draw_count = view.draw_count;
+        uniform.now = now;
+        uniform.segment_clips = self.segment_clips;
         queue.write_buffer(&view.uniform, 0, bytemuck::bytes_of(&uniform));
         let Some((group, ..)) = &view.group else {
             return Err(Error::gpu("the cull bind group is missing"));

@@ -29,7 +29,9 @@ pub mod shaders;
 mod uniforms;
 
 pub use error::{Error, Result};
-pub use gpu_cull::{CULL_BUCKETS, CULL_WORKGROUP, CullView, CullViewUniform, DrawSlot, GpuCuller, HIDDEN_STATE};
+pub use gpu_cull::{
+    CULL_BUCKETS, CULL_WORKGROUP, CullView, CullViewUniform, DrawSlot, GpuCuller, HIDDEN_STATE, OUT_OF_SEGMENT,
+};
 pub use gpu_mesh::{VERTEX_STRIDE_U8, VERTEX_STRIDE_U16};
 pub use renderer::{
     CrowdRenderer, CrowdView, DrawCrowd, GPU_DRIVEN_STORAGE_BUFFERS, MeshHandle, PrepareStats, RenderPath,

@@ -301,6 +301,7 @@ impl Scene {
                 &self.resident,
                 &mut self.view,
                 camera,
+                0.0,
             )
             .expect("the GPU culls");
         gpu.queue.submit([encoder.finish()]);
@@ -501,6 +502,145 @@ fn hysteresis_follows_instances_that_the_store_moves_to_other_slots() {
     );
 }
 
+/// `n` boxes cutting clip `clip`'s reach into time segments: the clip swings an arm out along +x and back, so
+/// segment `s`'s box reaches `x = 0.4 + 1.5 * sin(pi * (s + 1) / n)` (the clip's box reaches 1.9, as `group_desc`).
+fn segment_boxes(n: u32) -> Vec<anim_bake::BoundsRecord> {
+    (0..n)
+        .map(|s| {
+            let reach = 0.4 + 1.5 * (std::f32::consts::PI * (s + 1) as f32 / n as f32).sin().max(0.0);
+            anim_bake::BoundsRecord {
+                min: [-0.4, 0.0, -0.3, 0.0],
+                max: [reach.min(1.9), 1.8 + 0.4 * reach / 1.9, 0.3, 0.0],
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn segment_bounds_cull_instances_whose_time_segment_is_out_of_view() {
+    let Some(gpu) = common::gpu() else { return };
+    let mut rng = Rng(0x5eed_0004);
+    let mut descs = instances(&mut rng, 40_000, 4);
+    // Only clip 1 reaches out: every instance plays it, one in five crossfading to clip 2.
+    for (i, d) in descs.iter_mut().enumerate() {
+        d.anim.clip = 1;
+        d.anim.fade_target = (i % 5 == 0).then_some(2);
+    }
+    let mut scene = Scene::new(&gpu, &descs);
+    let n = 8u32;
+    let durations = [1.0f32, 2.0, 0.5, 1.5];
+    let clips: Vec<anim_bake::ClipRecord> = durations
+        .iter()
+        .enumerate()
+        .map(|(c, &duration)| anim_bake::ClipRecord {
+            first_frame: 0,
+            frame_count: 2,
+            rate_hz: 1.0 / duration,
+            duration,
+            flags: if c == 1 { anim_bake::CLIP_LOOPING } else { 0 },
+            first_segment: c as u32 * n,
+            segment_count: n,
+            reserved: 0,
+        })
+        .collect();
+    let boxes: Vec<anim_bake::BoundsRecord> = (0..4).flat_map(|_| segment_boxes(n)).collect();
+    // Bad segment tables are refused.
+    let err = scene
+        .culler
+        .set_segments(&gpu.device, &clips[..3], &boxes)
+        .expect_err("three clips for four");
+    assert!(matches!(err, crowd_gpu::Error::Bake { clip: None, .. }), "{err}");
+    let err = scene
+        .culler
+        .set_segments(&gpu.device, &clips, &boxes[..30])
+        .expect_err("segments past the boxes");
+    assert!(matches!(err, crowd_gpu::Error::Bake { clip: Some(3), .. }), "{err}");
+    assert!(!scene.culler.has_segments());
+    scene
+        .culler
+        .set_segments(&gpu.device, &clips, &boxes)
+        .expect("the segments fit");
+
+    let (mut compared, mut refined, mut ties) = (0usize, 0usize, 0usize);
+    for k in 0..6 {
+        let camera = random_camera(&mut rng);
+        let now = 0.37 + 1.3 * k as f32;
+        CullingJob {
+            store: &mut scene.store,
+            camera: &camera,
+            cache: &mut scene.cache,
+            output: &mut scene.output,
+        }
+        .run()
+        .expect("the CPU culls");
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        scene
+            .culler
+            .cull(
+                &gpu.device,
+                &gpu.queue,
+                &mut encoder,
+                &scene.resident,
+                &mut scene.view,
+                &camera,
+                now,
+            )
+            .expect("the GPU culls");
+        gpu.queue.submit([encoder.finish()]);
+        let slots = scene.resident.slot_count() as usize;
+        let got = read_cull(&gpu, &scene.view, slots, scene.draws);
+        // The CPU's lists, less the instances whose segment box is out of view (a crossfade keeps the clip's box).
+        let group = scene.store.group_slots(scene.g).expect("the group");
+        let mut skip = vec![false; slots];
+        let mut culled = vec![false; slots];
+        for s in 0..slots {
+            let Some(h) = scene.store.handle_at(scene.g, s as u32) else {
+                continue;
+            };
+            let (c, r) = scene.store.sphere(h).expect("live");
+            if is_tie(&camera, &scene.desc, c, r) {
+                skip[s] = true;
+                continue;
+            }
+            let a = group.anim[s];
+            if a.fade_target.is_some() || !sphere_visible(&camera, c, r) {
+                continue;
+            }
+            let record = &clips[a.clip as usize];
+            let t = (now - a.start_time) * a.speed;
+            let b = boxes[(record.first_segment + record.segment_at(t)) as usize].to_aabb();
+            let centre = group.position[s] + group.rotation[s] * ((b.min + b.max) * 0.5 * group.scale[s]);
+            let radius = ((b.max - b.min) * 0.5).length() * group.scale[s];
+            if is_tie(&camera, &scene.desc, centre, radius) {
+                skip[s] = true;
+            } else if !sphere_visible(&camera, centre, radius) {
+                culled[s] = true;
+                refined += 1;
+            }
+        }
+        for lod in 0..=scene.desc.lod_thresholds.len() as u8 {
+            for tier in Tier::ALL {
+                let b = usize::from(lod) * 4 + tier as usize;
+                let keep = |l: &[u32]| -> Vec<u32> { l.iter().copied().filter(|&s| !skip[s as usize]).collect() };
+                let mut want: Vec<u32> = keep(scene.output.list(scene.g, lod, tier))
+                    .into_iter()
+                    .filter(|&s| !culled[s as usize])
+                    .collect();
+                want.sort_unstable();
+                compared += want.len();
+                assert_eq!(keep(&got.lists[b]), want, "camera {k}: the list of LOD {lod}, {tier:?}");
+            }
+        }
+        ties += skip.iter().filter(|&&t| t).count();
+    }
+    eprintln!("6 cameras: {compared} listed, {refined} culled by their time segment, {ties} ties left out");
+    assert!(
+        refined > 100,
+        "the segments cull instances the clip's box keeps: {refined}"
+    );
+    assert!(ties * 1000 <= compared, "{ties} ties in {compared}");
+}
+
 #[test]
 fn empty_and_fully_culled_views_draw_nothing_and_growth_keeps_slots() {
     let Some(gpu) = common::gpu() else { return };
@@ -521,7 +661,15 @@ fn empty_and_fully_culled_views_draw_nothing_and_growth_keeps_slots() {
     // No slots at all.
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
     culler
-        .cull(&gpu.device, &gpu.queue, &mut encoder, &resident, &mut view, &camera)
+        .cull(
+            &gpu.device,
+            &gpu.queue,
+            &mut encoder,
+            &resident,
+            &mut view,
+            &camera,
+            0.0,
+        )
         .expect("an empty crowd culls");
     gpu.queue.submit([encoder.finish()]);
     let args: Vec<u32> = bytemuck::cast_slice(&gpu.read_buffer(view.args_buffer(), 20).expect("reads")).to_vec();
@@ -568,7 +716,15 @@ fn empty_and_fully_culled_views_draw_nothing_and_growth_keeps_slots() {
     assert!(err.to_string().contains("owners"), "{err}");
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
     culler
-        .cull(&gpu.device, &gpu.queue, &mut encoder, &resident, &mut view, &camera)
+        .cull(
+            &gpu.device,
+            &gpu.queue,
+            &mut encoder,
+            &resident,
+            &mut view,
+            &camera,
+            0.0,
+        )
         .expect("culls");
     gpu.queue.submit([encoder.finish()]);
     let counts: Vec<u32> = bytemuck::cast_slice(&gpu.read_buffer(view.counts_buffer(), 128).expect("reads")).to_vec();

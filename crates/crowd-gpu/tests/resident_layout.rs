@@ -78,6 +78,10 @@ fn the_cull_shader_structs_match_crowd_gpu() {
             ("tier_hi", offset_of!(CullViewUniform, tier_hi)),
             ("rate_lo", offset_of!(CullViewUniform, rate_lo)),
             ("rate_hi", offset_of!(CullViewUniform, rate_hi)),
+            ("now", offset_of!(CullViewUniform, now)),
+            ("segment_clips", offset_of!(CullViewUniform, segment_clips)),
+            ("pad0", offset_of!(CullViewUniform, pad)),
+            ("pad1", offset_of!(CullViewUniform, pad) + 4),
         ],
     );
     check(

@@ -114,6 +114,28 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
         Ok(())
     }
 
+    /// Culls the GPU-driven path with a bake's time-segment bounds (`anim_bake::BakedBounds`) from here on: an
+    /// instance in view by its clip's bounds is drawn only when the box of the time segment its clip time falls
+    /// in is in view too (crossfading instances are not refined). `clips` are the bake's clip records of any part
+    /// (they agree in durations, looping and segments), one per clip of the crowd.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Gpu`] when the GPU-driven path is not enabled; [`Error::Bake`] as `GpuCuller::set_segments`.
+    pub fn set_segment_bounds(
+        &mut self,
+        device: &wgpu::Device,
+        clips: &[ClipRecord],
+        bounds: &anim_bake::BakedBounds,
+    ) -> Result<()> {
+        let Some(g) = self.gpu_driven.as_mut() else {
+            return Err(Error::gpu(
+                "set_segment_bounds needs the GPU-driven path (enable_gpu_driven)",
+            ));
+        };
+        g.culler.set_segments(device, clips, &bounds.segments)
+    }
+
     /// Stops drawing the baked tier from a bake: it draws from the pose pool again.
     pub fn clear_bat(&mut self) {
         if let Some(g) = self.gpu_driven.as_mut()

@@ -65,7 +65,7 @@ pub const GPU_DRIVEN_STORAGE_BUFFERS: u32 = 8;
 /// The GPU-driven state of a renderer.
 #[derive(Debug)]
 pub(crate) struct GpuDriven {
-    culler: GpuCuller,
+    pub(crate) culler: GpuCuller,
     resident: ResidentBuffer,
     clips: wgpu::Buffer,
     clip_count: usize,
@@ -90,6 +90,8 @@ pub(crate) struct GpuDriven {
     draw_mesh: Vec<u32>,
     /// Bumped whenever a buffer that a view's bind groups hold is recreated.
     pub(crate) generation: u64,
+    /// The animation clock of the last packet (the cull's segment bounds need it).
+    now: f32,
 }
 
 /// The pipelines of the GPU-driven indirect draws, for u8 and u16 joints: the pose pool's (`vs_resident_*`), a
@@ -302,6 +304,7 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
             draw_slots,
             draw_mesh,
             generation: 0,
+            now: 0.0,
         });
         Ok(())
     }
@@ -359,6 +362,7 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
             pad: [0; 2],
         };
         queue.write_buffer(&g.gpu_frame, 0, bytemuck::bytes_of(&clock));
+        g.now = packet.time();
         Ok(uploaded + size_of_val(res.clips.as_slice()) as u64 + size_of::<GpuFrameUniform>() as u64)
     }
 
@@ -438,6 +442,7 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
                 &g.resident,
                 cull,
                 &camera.cull_camera(),
+                g.now,
                 timestamp_writes,
             )?;
         }
