@@ -7,8 +7,15 @@ use std::path::Path;
 use anim_pose::{Clip, FrameSpacing, Model, NO_PARENT, RuntimeClip, RuntimeClipOptions, Skeleton};
 use anyhow::{Context, Result};
 
-/// Imports `path` and prints the report; an import error becomes the command's error.
+/// Imports `path` and prints the report; an import error becomes the command's error. A bake file (one that starts
+/// with `anim_bake::MAGIC`, or any `.bake` file) is loaded and described instead; the loader's error becomes the
+/// command's error.
 pub fn run(path: &Path) -> Result<()> {
+    if is_bake(path) {
+        let baked = anim_bake::Bake::read_file(path).with_context(|| format!("cannot load bake {}", path.display()))?;
+        print!("{}", bake_report(path, &baked));
+        return Ok(());
+    }
     let model = anim_pose::import_file(path).with_context(|| format!("cannot import {}", path.display()))?;
     print!("{}", report(path, &model));
     Ok(())
@@ -221,4 +228,126 @@ fn packed_summary(model: &Model, m: &anim_pose::SkinnedMesh) -> String {
         levels.join(", "),
         thresholds
     )
+}
+
+/// True for a `.bake` file or a file that starts with the bake magic.
+fn is_bake(path: &Path) -> bool {
+    if path.extension().is_some_and(|e| e == "bake") {
+        return true;
+    }
+    let mut magic = [0u8; 8];
+    std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok_and(|()| magic == anim_bake::MAGIC)
+}
+
+/// The text that `inspect` prints for a bake file: the header, the clip, mesh and socket tables, each part's format,
+/// clip records and sizes, and the bounds.
+pub fn bake_report(path: &Path, b: &anim_bake::Bake) -> String {
+    let mut s = String::new();
+    let file_len = std::fs::metadata(path).map_or(0, |m| m.len());
+    let _ = writeln!(s, "{}", path.display());
+    let _ = writeln!(
+        s,
+        "bake file version {}, {file_len} bytes: skeleton '{}', budget {} mm, {} clip(s), {} mesh(es), {} bytes of data",
+        anim_bake::VERSION,
+        b.skeleton,
+        b.budget_mm,
+        b.clips.len(),
+        b.meshes.len(),
+        b.data_bytes()
+    );
+    let _ = writeln!(s, "\nclips:");
+    for (c, clip) in b.clips.iter().enumerate() {
+        let bounds = b.bounds.clips[c].to_aabb();
+        let _ = writeln!(
+            s,
+            "  {c} '{}': {:.3} s{}, bounds {:?} to {:?}",
+            clip.name,
+            clip.duration,
+            if clip.looping { ", loops" } else { "" },
+            bounds.min.to_array(),
+            bounds.max.to_array()
+        );
+    }
+    let _ = writeln!(s, "\nmeshes:");
+    for m in &b.meshes {
+        let _ = writeln!(
+            s,
+            "  '{}' (model mesh {}): vertices {}..{}",
+            m.name,
+            m.mesh,
+            m.first_vertex,
+            m.first_vertex + m.vertex_count
+        );
+    }
+    let records = |s: &mut String, clips: &[anim_bake::ClipRecord]| {
+        for (c, r) in clips.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "    clip {c}: frames {}..{} ({} at {:.3} Hz), segments {}..{}",
+                r.first_frame,
+                r.first_frame + r.frame_count,
+                r.frame_count,
+                r.rate_hz,
+                r.first_segment,
+                r.first_segment + r.segment_count
+            );
+        }
+    };
+    if let Some(bat) = &b.bat {
+        let _ = writeln!(
+            s,
+            "\nBAT: {:?} ({} B per entry), {} joints, {} frames, {} bytes",
+            bat.format,
+            bat.format.entry_size(),
+            bat.joint_count,
+            bat.frame_count(),
+            bat.byte_len()
+        );
+        records(&mut s, &bat.clips);
+    }
+    if let Some(vat) = &b.vat {
+        let l = vat.layout;
+        let [t0, t1] = vat.format.plane_texture_formats();
+        let _ = writeln!(
+            s,
+            "\nVAT: {}, planes {t0}{}{t1}, {} vertices, {} frames, {} x {} texels x {} layer(s) ({} rows per frame, {} \
+             frames per layer), {} bytes",
+            vat.format.name(),
+            if t1.is_empty() { "" } else { " + " },
+            l.vertex_count,
+            l.frame_count,
+            l.width,
+            l.height,
+            l.layers,
+            l.rows_per_frame,
+            l.frames_per_layer,
+            vat.byte_len()
+        );
+        records(&mut s, &vat.clips);
+    }
+    if let Some(sockets) = &b.sockets {
+        let _ = writeln!(
+            s,
+            "\nsockets: {} ({} frames, {} bytes)",
+            sockets
+                .names
+                .iter()
+                .zip(&sockets.joints)
+                .map(|(n, j)| format!("'{n}' (joint {j})"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            sockets.frame_count(),
+            sockets.byte_len()
+        );
+        records(&mut s, &sockets.clips);
+    }
+    let _ = writeln!(
+        s,
+        "\nbounds: {} clip box(es), {} segment box(es)",
+        b.bounds.clips.len(),
+        b.bounds.segments.len()
+    );
+    s
 }

@@ -8,7 +8,9 @@
 //!   `target/demo/`), printing each frame's stats.
 //! - `gen-assets`: regenerates `assets/crowd_character.glb` from our own code.
 //! - `inspect MODEL`: prints a glTF model's skeleton tree, clips (with the runtime clip's rate, memory and error),
-//!   skinned primitives and bounds.
+//!   skinned primitives and bounds; for a bake file, its header, clip, mesh and socket tables, formats and sizes.
+//! - `bake MODEL --out FILE [--budget-mm X] [--formats bat,vat] [--sockets NAMES] [--dry-run]`: bakes the model's
+//!   clips with `anim-bake` from a vertex-error budget and prints the report; `--dry-run` prints the plan.
 //! - `skin MODEL --clip N --times LIST --out FILE [--path exact|runtime]`: world-space skinned vertex positions as
 //!   JSON, through the exact evaluator or the runtime clip and jobs.
 //! - `render MODEL --clip N --time T [--size PX] [--format f32|mat3x4-f16|qt-f16] --out FILE.png`: the model
@@ -16,6 +18,7 @@
 //! - `bench [--quick] [--json FILE] [GROUP...]`: the headline measurements in a release build;
 //!   `bench --criterion` runs the criterion benches.
 
+mod bake;
 mod character;
 mod crowd_demo;
 mod demo;
@@ -68,10 +71,30 @@ enum Cmd {
         #[arg(long)]
         check: bool,
     },
-    /// Print a glTF model's skeleton tree, clips, skinned primitives and bounds.
+    /// Print a glTF model's skeleton tree, clips, skinned primitives and bounds, or a bake file's tables and sizes.
     Inspect {
+        /// The `.glb` or `.gltf` file, or a bake file.
+        model: PathBuf,
+    },
+    /// Bake a model's clips (bone and vertex animation) from a vertex-error budget into a bake file.
+    Bake {
         /// The `.glb` or `.gltf` file.
         model: PathBuf,
+        /// The bake file written (not needed with `--dry-run`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The largest vertex error, in millimetres (glTF units are metres).
+        #[arg(long, default_value_t = 1.0)]
+        budget_mm: f32,
+        /// The parts to bake: `bat`, `vat` or `bat,vat`.
+        #[arg(long, default_value = "bat,vat")]
+        formats: String,
+        /// Joint names whose transforms are baked as sockets, comma-separated.
+        #[arg(long, default_value = "")]
+        sockets: String,
+        /// Print the plan (frames, formats, sizes, predicted errors, device limits) without baking.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Write world-space skinned vertex positions of a model at given times of one animation, as JSON.
     Skin {
@@ -148,6 +171,21 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::GenAssets { check } => gen_assets(&root, check),
         Cmd::Inspect { model } => inspect::run(&model),
+        Cmd::Bake {
+            model,
+            out,
+            budget_mm,
+            formats,
+            sockets,
+            dry_run,
+        } => bake::run(&bake::Args {
+            model: &model,
+            out: out.as_deref(),
+            budget_mm,
+            formats: &formats,
+            sockets: &sockets,
+            dry_run,
+        }),
         Cmd::Skin {
             model,
             clip,

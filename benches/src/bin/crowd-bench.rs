@@ -69,6 +69,7 @@ const GROUPS: &[&str] = &[
     "crowd_gpu",
     "crowd_gpu_device",
     "gpu_driven",
+    "baked",
 ];
 
 fn main() {
@@ -134,6 +135,12 @@ fn main() {
         && let Err(e) = crowd_benches::groups::gpu_driven::run(args.quick, &mut figures)
     {
         eprintln!("error: gpu_driven group: {e}");
+        std::process::exit(1);
+    }
+    if wants("baked")
+        && let Err(e) = crowd_benches::groups::baked::run(args.quick, &mut figures)
+    {
+        eprintln!("error: baked group: {e}");
         std::process::exit(1);
     }
     if (args.gpu || named("crowd_gpu_device"))

@@ -1,6 +1,7 @@
 //! Figure groups of `cargo xtask bench` that live outside the `crowd-bench` binary, one file per owner.
 //! Each exposes `run(quick, &mut figures)`; the binary selects them by group name.
 
+pub mod baked;
 pub mod crowd_cull;
 pub mod crowd_gpu;
 pub mod frame;

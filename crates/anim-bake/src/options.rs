@@ -190,6 +190,7 @@ pub struct Progress {
 
 /// The stages of a bake.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Stage {
     /// Choosing each clip's rate and each part's format (one step per clip and part).
     Planning,
