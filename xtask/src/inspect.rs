@@ -351,3 +351,48 @@ pub fn bake_report(path: &Path, b: &anim_bake::Bake) -> String {
     );
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bake_files_are_described_or_refused() {
+        let root = crate::workspace_root();
+        let model = anim_pose::import_file(root.join(crate::character::CHARACTER_PATH)).unwrap();
+        let options = anim_bake::BakeOptions {
+            parts: anim_bake::Parts { bat: true, vat: false },
+            rate: anim_bake::RateChoice::Fixed(5.0),
+            sockets: vec!["head".into()],
+            ..anim_bake::BakeOptions::default()
+        };
+        let (baked, _) = anim_bake::bake(&model, &options, &|_| {}).unwrap();
+        let dir = std::env::temp_dir().join(format!("xtask-inspect-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("character.bake");
+        baked.write_file(&path).unwrap();
+        run(&path).unwrap();
+        let text = bake_report(&path, &anim_bake::Bake::read_file(&path).unwrap());
+        for expected in [
+            "bake file version 1",
+            "skeleton 'crowd_skeleton'",
+            "'walk'",
+            "BAT: ",
+            "frames 0..21",
+            "'head'",
+        ] {
+            assert!(text.contains(expected), "{expected} missing from:\n{text}");
+        }
+        // A cut file is the loader's error, which `main` turns into a non-zero exit.
+        let bytes = std::fs::read(&path).unwrap();
+        let cut = dir.join("cut.bake");
+        std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+        let e = run(&cut).unwrap_err();
+        assert!(format!("{e:#}").contains("truncated"), "{e:#}");
+        // A file with the magic but another name is recognised too.
+        let renamed = dir.join("character.bin");
+        std::fs::write(&renamed, &bytes).unwrap();
+        assert!(is_bake(&renamed));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -35,6 +35,11 @@
 //! once ([`Bake::validate`]), so playback needs no checks; a truncated or corrupt file is an [`Error`] naming what
 //! is wrong.
 //!
+//! # Features
+//!
+//! None: the crate always builds the same, with no GPU and no glTF importer of its own (it takes an imported
+//! `anim_pose::Model`).
+//!
 //! # Example
 //!
 //! ```no_run
