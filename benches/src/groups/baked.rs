@@ -1,6 +1,11 @@
 //! Figures of `cargo xtask bench` for `anim-bake`: the sizes of the default character's bone-animation (BAT) and
 //! vertex-animation (VAT) bakes at the 1 mm vertex-error budget, and the wall time of the whole bake (plan, encode,
 //! measure), both parts, on 2 threads.
+//!
+//! `baked.cpu_frame_1m_static_ms` is the CPU's whole frame (`step`, `prepare`, the cull pass encoded and the draws
+//! recorded, as `gpu_driven` measures it) for 1M instances of which all but the 16 unique ones are in the baked
+//! tier, drawn from a bake of the default character (f32 entries, the renderer's format), nothing changing and the
+//! animation playing. It needs a wgpu adapter with the GPU-driven path, and is skipped without one.
 
 use std::time::Instant;
 
@@ -53,6 +58,50 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::er
         value: times[times.len() / 2],
         target: "report",
         met: true,
+    });
+    cpu_frame(quick, &model, figures)
+}
+
+/// `baked.cpu_frame_1m_static_ms` (see the module docs).
+fn cpu_frame(
+    quick: bool,
+    model: &anim_pose::Model,
+    figures: &mut Vec<Figure>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let Some(gpu) = crowd_gpu::headless::Gpu::open_with(None, wgpu::Features::empty())? else {
+        eprintln!("baked: no wgpu adapter; baked.cpu_frame_1m_static_ms is skipped");
+        return Ok(());
+    };
+    if crowd_gpu::RenderPath::for_device(&gpu.device) != crowd_gpu::RenderPath::GpuDriven {
+        eprintln!("baked: the adapter allows only the CPU-culled path; baked.cpu_frame_1m_static_ms is skipped");
+        return Ok(());
+    }
+    let options = BakeOptions {
+        bat_format: Some(anim_bake::BatFormat::F32),
+        ..BakeOptions::default()
+    };
+    let (baked, _) = bake(model, &options, &|_| {})?;
+    let scene = crate::groups::crowd_gpu::Scene::new()?;
+    let binding = &model.bindings[0];
+    let first_vertex: Vec<u32> = binding
+        .meshes
+        .clone()
+        .map(|m| {
+            baked
+                .meshes
+                .iter()
+                .find(|b| b.mesh as usize == m)
+                .map(|b| b.first_vertex)
+                .ok_or("a bound mesh is missing from the bake")
+        })
+        .collect::<Result<_, _>>()?;
+    let frames = if quick { 15 } else { 41 };
+    let m = crate::groups::gpu_driven::measure(&gpu, &scene, 1000, frames, false, Some((&baked, &first_vertex)))?;
+    figures.push(Figure {
+        name: "baked.cpu_frame_1m_static_ms".into(),
+        value: m.static_ms,
+        target: "<= 0.5",
+        met: m.static_ms <= 0.5,
     });
     Ok(())
 }

@@ -33,8 +33,9 @@ use crate::groups::crowd_gpu::{BenchResult, Scene};
 use crate::harness::Figure;
 
 /// What one size measured.
-struct Measured {
-    static_ms: f64,
+pub(crate) struct Measured {
+    /// The median static frame, in milliseconds.
+    pub(crate) static_ms: f64,
     moving_ms: Option<f64>,
     upload_static: u64,
     draws: u32,
@@ -145,12 +146,27 @@ fn cull_ms(gpu: &Gpu, r: &CrowdRenderer, view: &mut CrowdView, camera: &FrameCam
     Ok(Some(median(&mut runs)))
 }
 
-fn measure(gpu: &Gpu, scene: &Scene, side: u32, frames: usize, moving: bool) -> BenchResult<Measured> {
+/// Measures `side²` instances for `frames` frames, the moving frames too when `moving`. With `bake` (bone and
+/// vertex animation of the scene's character, and its meshes' first baked vertices) every instance but the unique
+/// few (and the pooled few above screen size 0.2) is in the baked tier, drawn from the bake; otherwise they are
+/// pooled.
+pub(crate) fn measure(
+    gpu: &Gpu,
+    scene: &Scene,
+    side: u32,
+    frames: usize,
+    moving: bool,
+    bake: Option<(&anim_bake::Bake, &[u32])>,
+) -> BenchResult<Measured> {
     let character = scene.character()?;
     let settings = FrameSettings {
         gpu_driven: true,
         lod_thresholds: scene.lod_thresholds.clone(),
-        tier_thresholds: [0.3, 1e-7, 5e-8],
+        tier_thresholds: if bake.is_some() {
+            [0.3, 0.2, 5e-8]
+        } else {
+            [0.3, 1e-7, 5e-8]
+        },
         max_unique: 16,
         ..FrameSettings::default()
     };
@@ -165,6 +181,15 @@ fn measure(gpu: &Gpu, scene: &Scene, side: u32, frames: usize, moving: bool) -> 
         r.add_mesh(&gpu.device, &gpu.queue, m, &Material::default())?;
     }
     r.enable_gpu_driven(&gpu.device, crowd.store().group_desc(crowd.group())?)?;
+    if let Some((bake, first_vertex)) = bake {
+        r.set_bat(&gpu.device, &gpu.queue, bake.bat.as_ref().ok_or("the bake has a BAT")?)?;
+        r.set_vat(
+            &gpu.device,
+            &gpu.queue,
+            bake.vat.as_ref().ok_or("the bake has a VAT")?,
+            first_vertex,
+        )?;
+    }
     let mut view = r.create_view(&gpu.device, &gpu.queue)?;
     let target = crowd_gpu::headless::OffscreenTarget::new(&gpu.device, 1280, 720)?;
     let n = handles.len();
@@ -261,10 +286,10 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>) -> BenchResult<()> {
     }
     let scene = Scene::new()?;
     let frames = if quick { 15 } else { 41 };
-    let small = measure(&gpu, &scene, 100, frames, false)?;
-    let one_k = measure(&gpu, &scene, 32, 3, false)?;
-    let hundred_k = measure(&gpu, &scene, 316, 3, false)?;
-    let big = measure(&gpu, &scene, 1000, frames, true)?;
+    let small = measure(&gpu, &scene, 100, frames, false, None)?;
+    let one_k = measure(&gpu, &scene, 32, 3, false, None)?;
+    let hundred_k = measure(&gpu, &scene, 316, 3, false, None)?;
+    let big = measure(&gpu, &scene, 1000, frames, true, None)?;
     let mut push = |name: &str, value: f64, target: &'static str, met: bool| {
         figures.push(Figure {
             name: format!("gpu_driven.{name}"),
