@@ -24,6 +24,9 @@ pub(crate) struct Source<'m> {
     pub root: Affine3A,
     /// Every mesh's bind-space positions, concatenated.
     pub positions: Vec<Vec3>,
+    /// Each mesh's bind-space normals: the file's, or generated as the packed GPU mesh generates them
+    /// (`SkinnedMesh::normals_to_vec`), so that a VAT's normals light the mesh as its palette path does.
+    pub normals: Vec<Vec<Vec3>>,
     /// Every mesh's joints, concatenated.
     pub joints: Vec<[u16; 4]>,
     /// Every mesh's weights, concatenated.
@@ -45,7 +48,7 @@ pub(crate) struct PoseScratch {
 pub(crate) struct Skinned {
     /// Positions in instance space.
     pub positions: Vec<Vec3>,
-    /// Unit normals (zero for meshes without normals).
+    /// Unit normals.
     pub normals: Vec<Vec3>,
 }
 
@@ -103,6 +106,7 @@ impl<'m> Source<'m> {
             skeleton: s,
             clips,
             positions: meshes.iter().flat_map(|m| m.positions.iter().copied()).collect(),
+            normals: meshes.iter().map(|m| m.normals_to_vec()).collect(),
             joints: meshes.iter().flat_map(|m| m.joints.iter().copied()).collect(),
             weights: meshes.iter().flat_map(|m| m.weights.iter().copied()).collect(),
             meshes,
@@ -171,19 +175,14 @@ impl<'m> Source<'m> {
             let range = self.first_vertex[i]..self.first_vertex[i + 1];
             let input = SkinInput {
                 positions: &mesh.positions,
-                normals: &mesh.normals,
+                normals: &self.normals[i],
                 tangents: &[],
                 joints: &mesh.joints,
                 weights: &mesh.weights,
             };
-            let normals: &mut [Vec3] = if mesh.normals.is_empty() {
-                &mut []
-            } else {
-                &mut out.normals[range.clone()]
-            };
             let mut output = SkinOutput {
-                positions: &mut out.positions[range],
-                normals,
+                positions: &mut out.positions[range.clone()],
+                normals: &mut out.normals[range],
                 tangents: &mut [],
             };
             skin_reference(palette, &input, &mut output)?;

@@ -56,6 +56,31 @@ impl SkinnedMesh {
         self.positions.len()
     }
 
+    /// The normals every consumer of the mesh uses (the packed GPU mesh, bakes): the file's when it has them,
+    /// else the area-weighted normals of the triangles around each vertex (+Z for a vertex of no triangle, or of
+    /// degenerate ones only). Triangles naming a vertex past `positions` are skipped.
+    pub fn normals_to_vec(&self) -> Vec<Vec3> {
+        if !self.normals.is_empty() {
+            return self.normals.clone();
+        }
+        let n = self.positions.len();
+        let mut sum = vec![Vec3::ZERO; n];
+        let indices = self.indices.to_u32_vec();
+        for t in indices.chunks_exact(3) {
+            let [a, b, c] = [t[0], t[1], t[2]].map(|i| i as usize);
+            if a >= n || b >= n || c >= n {
+                continue;
+            }
+            let p = &self.positions;
+            // The cross product's length is twice the area: larger triangles weigh more.
+            let normal = (p[b] - p[a]).cross(p[c] - p[a]);
+            for v in [a, b, c] {
+                sum[v] += normal;
+            }
+        }
+        sum.iter().map(|v| v.normalize_or(Vec3::Z)).collect()
+    }
+
     /// The number of triangles.
     pub fn triangle_count(&self) -> usize {
         self.indices.len() / 3

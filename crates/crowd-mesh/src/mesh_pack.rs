@@ -1,7 +1,7 @@
 //! [`PackedMesh`]: an imported skinned primitive in the renderer's compact vertex streams, checked once.
 
 use anim_pose::{Indices, SkinnedMesh};
-use glam::{Vec2, Vec3};
+use glam::Vec2;
 
 use crate::lod::{DEFAULT_LOD_TARGETS, LodLevel, build_lods};
 use crate::quantize::{encode_oct_normal, encode_rgba8, encode_uv_f16, encode_uv_unorm16, quantize_weights};
@@ -118,11 +118,7 @@ impl PackedMesh {
             ));
         }
 
-        let normals = if mesh.normals.is_empty() {
-            smooth_normals(&mesh.positions, &indices)
-        } else {
-            mesh.normals.clone()
-        };
+        let normals = mesh.normals_to_vec();
         let normals = normals.iter().map(|&v| encode_oct_normal(v)).collect();
 
         if let Some(v) = mesh
@@ -244,18 +240,4 @@ impl PackedMesh {
         };
         12 + 4 + 4 + joints + 4 + if self.colors.is_some() { 4 } else { 0 }
     }
-}
-
-/// Area-weighted vertex normals of a triangle list (+Z for a vertex of no triangle or of degenerate ones only).
-fn smooth_normals(positions: &[Vec3], indices: &[u32]) -> Vec<Vec3> {
-    let mut sum = vec![Vec3::ZERO; positions.len()];
-    for t in indices.chunks_exact(3) {
-        let [a, b, c] = [t[0], t[1], t[2]].map(|i| i as usize);
-        // The cross product's length is twice the area: larger triangles weigh more.
-        let n = (positions[b] - positions[a]).cross(positions[c] - positions[a]);
-        for v in [a, b, c] {
-            sum[v] += n;
-        }
-    }
-    sum.iter().map(|n| n.normalize_or(Vec3::Z)).collect()
 }
