@@ -24,6 +24,7 @@ mod crowd_demo;
 mod demo;
 mod inspect;
 mod render;
+mod render_baked;
 mod render_demo;
 mod skin;
 #[cfg(test)]
@@ -129,6 +130,12 @@ enum Cmd {
         /// The palette format.
         #[arg(long, value_enum, default_value = "f32")]
         format: render::Format,
+        /// The path drawn: the exact palette, or the bone-animation (`baked`) or vertex-animation (`vat`) bake.
+        #[arg(long, value_enum, default_value = "palette")]
+        tier: render::Tier,
+        /// The bake file for `--tier baked|vat`; without it the model is baked with the default budget.
+        #[arg(long)]
+        bake: Option<PathBuf>,
         /// The PNG written; a `.json` with the camera is written beside it.
         #[arg(long)]
         out: PathBuf,
@@ -199,8 +206,19 @@ fn run(cli: Cli) -> Result<()> {
             time,
             size,
             format,
+            tier,
+            bake,
             out,
-        } => render::run(&model, clip, time, size, format, &out),
+        } => render::run(&render::Request {
+            model: &model,
+            clip,
+            time,
+            size,
+            format,
+            tier,
+            bake: bake.as_deref(),
+            out: &out,
+        }),
         Cmd::Bench { args } => bench(&root, &args),
     }
 }

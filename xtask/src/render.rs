@@ -9,6 +9,12 @@
 //!   used, from world space to wgpu clip space.
 //! - `T` is taken modulo the animation's duration; a skeleton that animation `N` does not animate stands in its
 //!   rest pose. It runs on any wgpu adapter, lavapipe included.
+//!
+//! `--tier baked|vat [--bake FILE]` renders the bake's skeleton through a baked path instead: one GPU-driven
+//! instance at the identity transform in the baked tier (the bone-animation bake's two frames around `T`,
+//! interpolated, in the bake's entry format) or the VAT tier (the vertex-animation bake's vertices), with the same
+//! camera. Without `--bake` the model is baked first with the default 1 mm budget. The palette path's image of the
+//! same skin is written beside it (`FILE-palette.png`) and the two are compared pixel by pixel.
 
 use std::path::Path;
 
@@ -18,6 +24,38 @@ use crowd_gpu::{CrowdRenderer, DrawCrowd};
 use crowd_mesh::posed::{PosedSkin, front_camera, pose_exact, posed_bounds, unique_packet};
 use glam::Vec3;
 use skin_pack::{Mat3x4F16, PaletteEntry, PaletteFormat, QtF16};
+
+/// The path an image is drawn through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Tier {
+    /// The exact pose's palette, CPU-flattened (the unique tier).
+    Palette,
+    /// The bone-animation bake (the baked tier of the GPU-driven path).
+    Baked,
+    /// The vertex-animation bake (the VAT tier of the GPU-driven path).
+    Vat,
+}
+
+/// What `run` draws and where.
+#[derive(Clone, Debug)]
+pub struct Request<'a> {
+    /// The model file.
+    pub model: &'a Path,
+    /// The glTF animation index.
+    pub clip: usize,
+    /// The time in seconds.
+    pub time: f32,
+    /// The image's side in pixels.
+    pub size: u32,
+    /// The palette format of the palette path.
+    pub format: Format,
+    /// The path drawn.
+    pub tier: Tier,
+    /// A bake file for the baked paths (baked afresh when `None`).
+    pub bake: Option<&'a Path>,
+    /// The PNG written.
+    pub out: &'a Path,
+}
 
 /// The palette format on the command line.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -32,8 +70,9 @@ pub enum Format {
     QtF16,
 }
 
-/// Renders `model_path` and writes `out` and its `.json`.
-pub fn run(model_path: &Path, clip: usize, time: f32, size: u32, format: Format, out: &Path) -> Result<()> {
+/// Renders what `r` asks for and writes its PNG and `.json` (and, for a baked path, the palette path's image).
+pub fn run(r: &Request<'_>) -> Result<()> {
+    let (model_path, clip, time, size, format, out) = (r.model, r.clip, r.time, r.size, r.format, r.out);
     if !time.is_finite() {
         bail!("--time {time} is not finite");
     }
@@ -54,6 +93,9 @@ pub fn run(model_path: &Path, clip: usize, time: f32, size: u32, format: Format,
     }
     let camera = front_camera(&bounds, 1.0);
     let gpu = Gpu::open(None)?.context("no wgpu adapter: install a Vulkan driver (lavapipe: mesa-vulkan-drivers)")?;
+    if r.tier != Tier::Palette {
+        return crate::render_baked::run(&gpu, &model, r, &skins, camera, t);
+    }
     let target = OffscreenTarget::new(&gpu.device, size, size)?;
     let renderers = skins
         .iter()
@@ -127,7 +169,17 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("xtask-render-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a temp dir");
         let out = dir.join("walk.png");
-        run(&model_path, 1, 0.6, 128, Format::QtF16, &out).expect("renders");
+        run(&Request {
+            model: &model_path,
+            clip: 1,
+            time: 0.6,
+            size: 128,
+            format: Format::QtF16,
+            tier: Tier::Palette,
+            bake: None,
+            out: &out,
+        })
+        .expect("renders");
         let image = image::open(&out).expect("a PNG").to_rgba8();
         assert_eq!(image.dimensions(), (128, 128));
         let json: serde_json::Value =
@@ -181,6 +233,61 @@ mod tests {
             hits as f64 >= 0.99 * total as f64,
             "{hits} of {total} vertices land on the model"
         );
+        std::fs::remove_dir_all(&dir).expect("cleans up");
+    }
+
+    /// `--tier baked` and `--tier vat` from a bake file draw the palette path's image, within the bake's error:
+    /// at most 1% of the covered pixels differ by more than 32 steps.
+    #[test]
+    fn the_baked_tiers_draw_the_palette_image_from_a_bake_file() {
+        let Some(gpu) = Gpu::open(None).expect("a device") else {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "no wgpu adapter on CI");
+            eprintln!("SKIPPED: no wgpu adapter on this machine; the render test did not run");
+            return;
+        };
+        drop(gpu);
+        let root = crate::workspace_root();
+        let model_path = root.join(crate::character::CHARACTER_PATH);
+        let dir = std::env::temp_dir().join(format!("xtask-render-tier-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let model = anim_pose::import_file(&model_path).expect("imports");
+        let options = anim_bake::BakeOptions {
+            bat_format: Some(anim_bake::BatFormat::Mat3x4F16),
+            budget_mm: 2.0,
+            ..anim_bake::BakeOptions::default()
+        };
+        let (bake, _) = anim_bake::bake(&model, &options, &|_| {}).expect("bakes");
+        let bake_path = dir.join("character.bake");
+        bake.write_file(&bake_path).expect("writes the bake");
+        for tier in [Tier::Baked, Tier::Vat] {
+            let out = dir.join(format!("{tier:?}.png"));
+            run(&Request {
+                model: &model_path,
+                clip: 2,
+                time: 0.613,
+                size: 256,
+                format: Format::F32,
+                tier,
+                bake: Some(&bake_path),
+                out: &out,
+            })
+            .expect("renders");
+            let a = image::open(&out).expect("a PNG").to_rgba8();
+            let b = image::open(dir.join(format!("{tier:?}-palette.png")))
+                .expect("the palette path's PNG")
+                .to_rgba8();
+            let covered = b.pixels().filter(|p| p[3] != 0).count();
+            let differ = a
+                .pixels()
+                .zip(b.pixels())
+                .filter(|(x, y)| x.0.iter().zip(y.0).any(|(u, v)| u.abs_diff(v) > 32))
+                .count();
+            assert!(covered > 4_000, "{tier:?}: the character is drawn ({covered} pixels)");
+            assert!(
+                differ * 100 <= covered,
+                "{tier:?}: {differ} of {covered} pixels differ from the palette path"
+            );
+        }
         std::fs::remove_dir_all(&dir).expect("cleans up");
     }
 }
