@@ -132,17 +132,20 @@ struct Decision {
 
 const NO_BUCKET: u32 = 0xffffffffu;
 
-// The instance's sphere of `b` (crowd_cull::world_sphere: the box's centre placed, its half diagonal scaled) against
-// the frustum.
-fn box_visible(inst: ResidentInstance, b: ClipBounds) -> bool {
+// crowd_cull::world_sphere: the box `b`'s centre placed by the instance (xyz) and its half diagonal scaled (w).
+fn world_sphere(inst: ResidentInstance, b: ClipBounds) -> vec4<f32> {
     let centre_local = (b.min.xyz + b.max.xyz) * 0.5;
     let half = (b.max.xyz - b.min.xyz) * 0.5;
     let c = inst.position + quat_rotate(resident_rotation(inst), centre_local * inst.scale);
-    let r = length(half) * inst.scale;
+    return vec4<f32>(c, length(half) * inst.scale);
+}
+
+// crowd_cull's plane test: the sphere is inside or crosses every frustum plane.
+fn sphere_in_view(s: vec4<f32>) -> bool {
     var inside = true;
     for (var p = 0u; p < 6u; p++) {
         let pl = view.planes[p];
-        inside = inside && (pl.x * c.x + pl.y * c.y + pl.z * c.z + pl.w >= -r);
+        inside = inside && (pl.x * s.x + pl.y * s.y + pl.z * s.z + pl.w >= -s.w);
     }
     return inside;
 }
@@ -163,7 +166,7 @@ fn segment_visible(inst: ResidentInstance, clip: u32) -> bool {
         local = t - d * floor(t / d);
     }
     let s = min(u32(max(floor(local / d * f32(n)), 0.0)), n - 1u);
-    return box_visible(inst, clip_bounds[view.segment_clips + (packed & 0xfffffu) + s]);
+    return sphere_in_view(world_sphere(inst, clip_bounds[view.segment_clips + (packed & 0xfffffu) + s]));
 }
 
 fn decide(slot: u32) -> Decision {
@@ -181,17 +184,10 @@ fn decide(slot: u32) -> Decision {
         let t = clip_bounds[fade_to];
         b = ClipBounds(min(b.min, t.min), max(b.max, t.max));
     }
-    // crowd_cull::world_sphere: the box's centre placed by the instance, its half diagonal scaled.
-    let centre_local = (b.min.xyz + b.max.xyz) * 0.5;
-    let half = (b.max.xyz - b.min.xyz) * 0.5;
-    let c = inst.position + quat_rotate(resident_rotation(inst), centre_local * inst.scale);
-    let r = length(half) * inst.scale;
-    var inside = true;
-    for (var p = 0u; p < 6u; p++) {
-        let pl = view.planes[p];
-        inside = inside && (pl.x * c.x + pl.y * c.y + pl.z * c.z + pl.w >= -r);
-    }
-    if !inside {
+    let sphere = world_sphere(inst, b);
+    let c = sphere.xyz;
+    let r = sphere.w;
+    if !sphere_in_view(sphere) {
         // Culled: LOD and tier kept, the slowest rate with interpolation.
         return Decision((prev & 0xffffu) | (HIDDEN_RATE << 16u) | (INTERPOLATE << 24u), NO_BUCKET);
     }

@@ -215,17 +215,38 @@ fn pair_rows(p: SlotPair, joints: vec4<u32>, weights: vec4<f32>) -> array<vec4<f
 // the target's pair at its clip time mixed with the source's pair at the same phase (crowd_frame's crossfade
 // timing: the clock is the target's), by the fade's weight, over all four influences.
 fn resident_rows(r: ResidentInstance, joints: vec4<u32>, weights: vec4<f32>) -> array<vec4<f32>, 3> {
-    let t = (gpu_frame.now - r.start_time) * r.speed;
     let source = pool_clips[resident_clip(r)];
     let to_id = resident_fade_target(r);
     if to_id == RESIDENT_NO_FADE {
-        return pair_rows(map_clip(source, t), joints, weights);
+        return pair_rows(map_clip(source, resident_time(r)), joints, weights);
     }
     let to = pool_clips[to_id];
-    let phase = select(clamp(t / to.duration, 0.0, 1.0), rem_euclid(t, to.duration) / to.duration, to.looping != 0u);
-    let a = pair_rows(map_clip(source, phase * source.duration), joints, weights);
-    let b = pair_rows(map_clip(to, t), joints, weights);
+    let f = fade_timing(r, to.duration, to.looping != 0u, source.duration);
+    let a = pair_rows(map_clip(source, f.source_t), joints, weights);
+    return mix_rows(a, pair_rows(map_clip(to, f.t), joints, weights), f.w);
+}
+
+// A resident instance's clip time: `(now - start_time) * speed` (crowd_frame::clip_time).
+fn resident_time(r: ResidentInstance) -> f32 {
+    return (gpu_frame.now - r.start_time) * r.speed;
+}
+
+// A crossfade's timing (crowd-frame's rule: the clock is the target's): the target's clip time `t`, the source's
+// time at the same phase of its own duration, and the fade's weight.
+struct FadeTiming {
+    t: f32,
+    source_t: f32,
+    w: f32,
+}
+
+fn fade_timing(r: ResidentInstance, to_duration: f32, to_looping: bool, source_duration: f32) -> FadeTiming {
+    let t = resident_time(r);
+    let phase = select(clamp(t / to_duration, 0.0, 1.0), rem_euclid(t, to_duration) / to_duration, to_looping);
     let w = clamp((gpu_frame.now - r.fade_start) / r.fade_length, 0.0, 1.0);
+    return FadeTiming(t, phase * source_duration, w);
+}
+
+fn mix_rows(a: array<vec4<f32>, 3>, b: array<vec4<f32>, 3>, w: f32) -> array<vec4<f32>, 3> {
     return array<vec4<f32>, 3>(mix(a[0], b[0], w), mix(a[1], b[1], w), mix(a[2], b[2], w));
 }
 
@@ -246,19 +267,15 @@ fn baked_pair(c: BakedClip, t: f32) -> SlotPair {
 // clip time, or during a crossfade the two clips' frames mixed by the fade's weight, with the same phase rule as
 // `resident_rows`, over all four influences.
 fn baked_rows(r: ResidentInstance, joints: vec4<u32>, weights: vec4<f32>) -> array<vec4<f32>, 3> {
-    let t = (gpu_frame.now - r.start_time) * r.speed;
     let source = baked_clips[resident_clip(r)];
     let to_id = resident_fade_target(r);
     if to_id == RESIDENT_NO_FADE {
-        return pair_rows(baked_pair(source, t), joints, weights);
+        return pair_rows(baked_pair(source, resident_time(r)), joints, weights);
     }
     let to = baked_clips[to_id];
-    let looping = (to.flags & 1u) != 0u;
-    let phase = select(clamp(t / to.duration, 0.0, 1.0), rem_euclid(t, to.duration) / to.duration, looping);
-    let a = pair_rows(baked_pair(source, phase * source.duration), joints, weights);
-    let b = pair_rows(baked_pair(to, t), joints, weights);
-    let w = clamp((gpu_frame.now - r.fade_start) / r.fade_length, 0.0, 1.0);
-    return array<vec4<f32>, 3>(mix(a[0], b[0], w), mix(a[1], b[1], w), mix(a[2], b[2], w));
+    let f = fade_timing(r, to.duration, (to.flags & 1u) != 0u, source.duration);
+    let a = pair_rows(baked_pair(source, f.source_t), joints, weights);
+    return mix_rows(a, pair_rows(baked_pair(to, f.t), joints, weights), f.w);
 }
 
 // A VAT vertex: its instance-space position and unit normal.
@@ -307,20 +324,16 @@ fn vat_sample(c: VatClip, v: u32, t: f32) -> VatVertex {
 // A resident instance's baked vertex `v`: its clip at its clip time, or during a crossfade the two clips' vertices
 // mixed by the fade's weight, with the phase rule of `resident_rows`.
 fn vat_vertex(r: ResidentInstance, v: u32) -> VatVertex {
-    let t = (gpu_frame.now - r.start_time) * r.speed;
     let source = vat.clips[resident_clip(r)];
     let to_id = resident_fade_target(r);
     if to_id == RESIDENT_NO_FADE {
-        return vat_sample(source, v, t);
+        return vat_sample(source, v, resident_time(r));
     }
     let to = vat.clips[to_id];
-    let looping = (to.record.flags & 1u) != 0u;
-    let d = to.record.duration;
-    let phase = select(clamp(t / d, 0.0, 1.0), rem_euclid(t, d) / d, looping);
-    let a = vat_sample(source, v, phase * source.record.duration);
-    let b = vat_sample(to, v, t);
-    let w = clamp((gpu_frame.now - r.fade_start) / r.fade_length, 0.0, 1.0);
-    return VatVertex(mix(a.p, b.p, w), normalize(mix(a.n, b.n, w)));
+    let f = fade_timing(r, to.record.duration, (to.record.flags & 1u) != 0u, source.record.duration);
+    let a = vat_sample(source, v, f.source_t);
+    let b = vat_sample(to, v, f.t);
+    return VatVertex(mix(a.p, b.p, f.w), normalize(mix(a.n, b.n, f.w)));
 }
 
 fn rows_point(m: array<vec4<f32>, 3>, p: vec3<f32>) -> vec3<f32> {

@@ -16,10 +16,10 @@
 mod common;
 
 use anim_bake::{BakeOptions, BatFormat, Parts};
-use common::driven::{SIZE, Scene, camera, crowd_of, renderer, scene};
+use common::driven::{SIZE, Scene, camera, crowd_of, renderer, run_frames, scene, tiered_crowd, view_image};
 use common::images;
 use crowd_cull::Handle;
-use crowd_frame::{ClipId, CrowdFrame, FrameCamera, FrameSettings};
+use crowd_frame::{ClipId, CrowdFrame, FrameSettings};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
 use crowd_gpu::{CrowdRenderer, Error};
 use glam::Vec3;
@@ -47,36 +47,6 @@ fn bake(scene: &Scene, format: BatFormat) -> anim_bake::BatData {
     bat
 }
 
-/// Steps `crowd` `frames` times at 30 Hz and prepares every packet in `r`; calls `between` before each step.
-fn run(
-    crowd: &mut CrowdFrame<'_>,
-    r: &mut CrowdRenderer,
-    gpu: &Gpu,
-    cam: &FrameCamera,
-    frames: usize,
-    mut between: impl FnMut(usize, &mut CrowdFrame<'_>),
-) {
-    let exchange = crowd.exchange().clone();
-    for f in 0..frames {
-        between(f, crowd);
-        crowd.step(1.0 / 30.0, cam).expect("steps");
-        let packet = exchange.begin_read().expect("a packet");
-        r.prepare(&gpu.device, &gpu.queue, &packet).expect("prepares");
-    }
-}
-
-/// The GPU-driven image of `r` from `cam`.
-fn image(gpu: &Gpu, r: &CrowdRenderer, cam: &FrameCamera, target: &OffscreenTarget) -> Vec<u8> {
-    let mut view = r.create_view(&gpu.device, &gpu.queue).expect("a view");
-    let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    r.prepare_view(&gpu.device, &gpu.queue, &mut encoder, &mut view, cam)
-        .expect("the view prepares");
-    gpu.queue.submit([encoder.finish()]);
-    target
-        .render(gpu, wgpu::Color::TRANSPARENT, |pass| r.render_view(&view, pass))
-        .expect("renders")
-}
-
 fn save(name: &str, pixels: &[u8]) {
     images::write_png(
         &images::reference_dir().join(format!("{name}-actual.png")),
@@ -91,15 +61,7 @@ fn baked_crowd<'a>(
     scene: &'a Scene,
     bat: Option<&anim_bake::BatData>,
 ) -> (CrowdFrame<'a>, Vec<Handle>, CrowdRenderer) {
-    let settings = FrameSettings {
-        gpu_driven: true,
-        tier_thresholds: ALL_BAKED,
-        ..scene.settings.clone()
-    };
-    let mut crowd = CrowdFrame::new(&scene.character, settings).expect("a crowd");
-    let mut handles = vec![Handle::default(); scene.spawns.len()];
-    crowd.add_many(&scene.spawns, &mut handles).expect("adds");
-    let mut r = renderer(gpu, scene, &crowd, true);
+    let (crowd, handles, mut r) = tiered_crowd(gpu, scene, ALL_BAKED);
     if let Some(bat) = bat {
         r.set_bat(&gpu.device, &gpu.queue, bat).expect("the bake fits");
         assert!(r.has_bat());
@@ -117,13 +79,13 @@ fn the_baked_tier_draws_the_pooled_image() {
 
     let (mut pooled_crowd, _) = crowd_of(&scene, true);
     let mut pooled = renderer(&gpu, &scene, &pooled_crowd, true);
-    run(&mut pooled_crowd, &mut pooled, &gpu, &cam, 4, |_, _| {});
-    let reference = image(&gpu, &pooled, &cam, &target);
+    run_frames(&mut pooled_crowd, &mut pooled, &gpu, &cam, 4, |_, _| {});
+    let reference = view_image(&gpu, &pooled, &cam, &target);
 
     let (mut crowd, _, mut r) = baked_crowd(&gpu, &scene, Some(&bat));
-    run(&mut crowd, &mut r, &gpu, &cam, 4, |_, _| {});
+    run_frames(&mut crowd, &mut r, &gpu, &cam, 4, |_, _| {});
     let tiers = r.stats();
-    let baked = image(&gpu, &r, &cam, &target);
+    let baked = view_image(&gpu, &r, &cam, &target);
     save("baked_pooled", &reference);
     save("baked", &baked);
     eprintln!("renderer stats {tiers:?}");
@@ -142,8 +104,8 @@ fn the_baked_tier_draws_the_pooled_image() {
         record.flags = bat.clips[c].flags;
     }
     let (mut crowd, _, mut r) = baked_crowd(&gpu, &scene, Some(&shuffled));
-    run(&mut crowd, &mut r, &gpu, &cam, 4, |_, _| {});
-    let wrong = image(&gpu, &r, &cam, &target);
+    run_frames(&mut crowd, &mut r, &gpu, &cam, 4, |_, _| {});
+    let wrong = view_image(&gpu, &r, &cam, &target);
     let d = images::difference(&wrong, &reference);
     assert!(
         d.flipped > 0.02,
@@ -173,20 +135,20 @@ fn baked_crossfades_match_the_cpu_blend_at_three_weights() {
     for (k, frames) in [8usize, 14, 23].into_iter().enumerate() {
         let (mut cpu_crowd, handles) = crowd_of(&scene, false);
         let mut cpu = renderer(&gpu, &scene, &cpu_crowd, false);
-        run(&mut cpu_crowd, &mut cpu, &gpu, &cam, frames, |f, c| {
+        run_frames(&mut cpu_crowd, &mut cpu, &gpu, &cam, frames, |f, c| {
             fade(f, c, &handles)
         });
         let reference = images::render(&gpu, &target, &[&cpu]);
 
         let (mut crowd, handles, mut r) = baked_crowd(&gpu, &scene, Some(&bat));
-        run(&mut crowd, &mut r, &gpu, &cam, frames, |f, c| fade(f, c, &handles));
-        let baked = image(&gpu, &r, &cam, &target);
+        run_frames(&mut crowd, &mut r, &gpu, &cam, frames, |f, c| fade(f, c, &handles));
+        let baked = view_image(&gpu, &r, &cam, &target);
         let (mut pooled_crowd, handles) = crowd_of(&scene, true);
         let mut pooled = renderer(&gpu, &scene, &pooled_crowd, true);
-        run(&mut pooled_crowd, &mut pooled, &gpu, &cam, frames, |f, c| {
+        run_frames(&mut pooled_crowd, &mut pooled, &gpu, &cam, frames, |f, c| {
             fade(f, c, &handles)
         });
-        let gpu_blend = image(&gpu, &pooled, &cam, &target);
+        let gpu_blend = view_image(&gpu, &pooled, &cam, &target);
         save(&format!("baked_fade_{k}"), &baked);
         save(&format!("baked_fade_{k}_cpu"), &reference);
         let d = images::difference(&baked, &reference);

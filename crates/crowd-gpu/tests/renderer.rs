@@ -268,51 +268,7 @@ fn the_depth_only_pass_writes_the_depth_of_the_colour_pass() {
     );
     // A depth-only pass, then the colour pass over its depth: with the `Less` test, no fragment of the colour pass
     // passes where the depth-only pass skinned the same surface to the same depth.
-    let mut encoder = gpu
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-    let depth_attachment = |load| {
-        Some(wgpu::RenderPassDepthStencilAttachment {
-            view: &target.depth_view,
-            depth_ops: Some(wgpu::Operations {
-                load,
-                store: wgpu::StoreOp::Store,
-            }),
-            stencil_ops: None,
-        })
-    };
-    {
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("depth only"),
-            color_attachments: &[],
-            depth_stencil_attachment: depth_attachment(wgpu::LoadOp::Clear(1.0)),
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        r.render_depth_only(&mut pass);
-    }
-    {
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("colour over the depth"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &target.color_view,
-                resolve_target: None,
-                depth_slice: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: depth_attachment(wgpu::LoadOp::Load),
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        r.render(&mut pass);
-    }
-    gpu.queue.submit([encoder.finish()]);
-    let over = target.read_rgba8(&gpu).expect("reads back");
+    let over = images::depth_then_colour(&gpu, &target, |pass| r.render_depth_only(pass), |pass| r.render(pass));
     let drawn = over.chunks_exact(4).filter(|p| p[3] != 0).count();
     assert!(
         drawn <= 20,

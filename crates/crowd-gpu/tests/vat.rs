@@ -12,11 +12,11 @@
 mod common;
 
 use anim_bake::{BakeOptions, Parts, VatData, VatFormat};
-use common::driven::{SIZE, Scene, camera, crowd_of, renderer, scene};
+use common::driven::{SIZE, camera, crowd_of, renderer, run_frames, scene, tiered_crowd, view_image};
 use common::images;
 use crowd_cull::Handle;
-use crowd_frame::{ClipId, CrowdFrame, FrameCamera, FrameSettings};
-use crowd_gpu::headless::{Gpu, OffscreenTarget};
+use crowd_frame::{ClipId, CrowdFrame, FrameSettings};
+use crowd_gpu::headless::OffscreenTarget;
 use crowd_gpu::{CrowdRenderer, Error};
 use glam::Vec3;
 
@@ -53,50 +53,6 @@ fn bake(format: VatFormat) -> (VatData, Vec<u32>) {
     (bake.vat.expect("a VAT"), first)
 }
 
-/// Steps `crowd` `frames` times at 30 Hz and prepares every packet in `r`; calls `between` before each step.
-fn run(
-    crowd: &mut CrowdFrame<'_>,
-    r: &mut CrowdRenderer,
-    gpu: &Gpu,
-    cam: &FrameCamera,
-    frames: usize,
-    mut between: impl FnMut(usize, &mut CrowdFrame<'_>),
-) {
-    let exchange = crowd.exchange().clone();
-    for f in 0..frames {
-        between(f, crowd);
-        crowd.step(1.0 / 30.0, cam).expect("steps");
-        let packet = exchange.begin_read().expect("a packet");
-        r.prepare(&gpu.device, &gpu.queue, &packet).expect("prepares");
-    }
-}
-
-/// The GPU-driven image of `r` from `cam`.
-fn image(gpu: &Gpu, r: &CrowdRenderer, cam: &FrameCamera, target: &OffscreenTarget) -> Vec<u8> {
-    let mut view = r.create_view(&gpu.device, &gpu.queue).expect("a view");
-    let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    r.prepare_view(&gpu.device, &gpu.queue, &mut encoder, &mut view, cam)
-        .expect("the view prepares");
-    gpu.queue.submit([encoder.finish()]);
-    target
-        .render(gpu, wgpu::Color::TRANSPARENT, |pass| r.render_view(&view, pass))
-        .expect("renders")
-}
-
-/// A GPU-driven crowd of `scene` whose every instance is in the VAT tier.
-fn vat_crowd<'a>(gpu: &Gpu, scene: &'a Scene) -> (CrowdFrame<'a>, Vec<Handle>, CrowdRenderer) {
-    let settings = FrameSettings {
-        gpu_driven: true,
-        tier_thresholds: ALL_VAT,
-        ..scene.settings.clone()
-    };
-    let mut crowd = CrowdFrame::new(&scene.character, settings).expect("a crowd");
-    let mut handles = vec![Handle::default(); scene.spawns.len()];
-    crowd.add_many(&scene.spawns, &mut handles).expect("adds");
-    let r = renderer(gpu, scene, &crowd, true);
-    (crowd, handles, r)
-}
-
 #[test]
 fn the_vat_tier_draws_the_pooled_image_in_every_format() {
     let Some(gpu) = common::gpu() else { return };
@@ -115,21 +71,21 @@ fn the_vat_tier_draws_the_pooled_image_in_every_format() {
     };
     let (mut pooled_crowd, handles) = crowd_of(&scene, true);
     let mut pooled = renderer(&gpu, &scene, &pooled_crowd, true);
-    run(&mut pooled_crowd, &mut pooled, &gpu, &cam, 8, |f, c| {
+    run_frames(&mut pooled_crowd, &mut pooled, &gpu, &cam, 8, |f, c| {
         fade(f, c, &handles)
     });
-    let reference = image(&gpu, &pooled, &cam, &target);
+    let reference = view_image(&gpu, &pooled, &cam, &target);
     images::write_png(&images::reference_dir().join("vat_pooled-actual.png"), SIZE, &reference);
     let drawn = reference.chunks_exact(4).filter(|p| p[3] != 0).count();
     assert!(drawn > 10_000, "the crowd covers the image: {drawn} pixels");
 
     for format in VatFormat::ALL {
         let (vat, first) = bake(format);
-        let (mut crowd, handles, mut r) = vat_crowd(&gpu, &scene);
+        let (mut crowd, handles, mut r) = tiered_crowd(&gpu, &scene, ALL_VAT);
         r.set_vat(&gpu.device, &gpu.queue, &vat, &first).expect("the bake fits");
         assert!(r.has_vat());
-        run(&mut crowd, &mut r, &gpu, &cam, 8, |f, c| fade(f, c, &handles));
-        let drawn_vat = image(&gpu, &r, &cam, &target);
+        run_frames(&mut crowd, &mut r, &gpu, &cam, 8, |f, c| fade(f, c, &handles));
+        let drawn_vat = view_image(&gpu, &r, &cam, &target);
         let name = format!("vat_{format:?}-actual.png").to_lowercase();
         images::write_png(&images::reference_dir().join(name), SIZE, &drawn_vat);
         let d = images::difference(&drawn_vat, &reference);
@@ -142,10 +98,10 @@ fn the_vat_tier_draws_the_pooled_image_in_every_format() {
             for q in &mut shifted.quant {
                 q.min[1] += 0.5;
             }
-            let (mut crowd, handles, mut r) = vat_crowd(&gpu, &scene);
+            let (mut crowd, handles, mut r) = tiered_crowd(&gpu, &scene, ALL_VAT);
             r.set_vat(&gpu.device, &gpu.queue, &shifted, &first).expect("fits");
-            run(&mut crowd, &mut r, &gpu, &cam, 8, |f, c| fade(f, c, &handles));
-            let d = images::difference(&image(&gpu, &r, &cam, &target), &reference);
+            run_frames(&mut crowd, &mut r, &gpu, &cam, 8, |f, c| fade(f, c, &handles));
+            let d = images::difference(&view_image(&gpu, &r, &cam, &target), &reference);
             assert!(d.flipped > 0.02, "the VAT tier draws the bake's vertices: {d:?}");
         }
     }
@@ -164,7 +120,7 @@ fn vat_bakes_that_do_not_fit_are_refused() {
         .expect_err("CPU-culled");
     assert!(matches!(err, Error::Gpu { .. }), "{err}");
 
-    let (_, _, mut r) = vat_crowd(&gpu, &scene);
+    let (_, _, mut r) = tiered_crowd(&gpu, &scene, ALL_VAT);
     let err = r
         .set_vat(&gpu.device, &gpu.queue, &vat, &[])
         .expect_err("no first vertices");
@@ -221,7 +177,7 @@ fn vat_bakes_that_do_not_fit_are_refused() {
     // A bake whose clips differ from the crowd's: refused at prepare, naming the clip.
     let mut clamped = vat.clone();
     clamped.clips[0].flags ^= anim_bake::CLIP_LOOPING;
-    let (mut crowd, _, mut r) = vat_crowd(&gpu, &scene);
+    let (mut crowd, _, mut r) = tiered_crowd(&gpu, &scene, ALL_VAT);
     r.set_vat(&gpu.device, &gpu.queue, &clamped, &first).expect("fits");
     let cam = camera(Vec3::new(0.0, 2.0, 4.0), Vec3::new(0.0, 0.5, -2.0));
     crowd.step(1.0 / 30.0, &cam).expect("steps");

@@ -2,7 +2,7 @@
 
 use crowd_cull::Handle;
 use crowd_frame::{Character, CharacterOptions, ClipId, CrowdFrame, FrameCamera, FrameSettings, Spawn};
-use crowd_gpu::headless::Gpu;
+use crowd_gpu::headless::{Gpu, OffscreenTarget};
 use crowd_gpu::{CrowdRenderer, RenderPath};
 use crowd_mesh::{Material, PackedMesh, lod_thresholds};
 use glam::{Quat, Vec3};
@@ -125,4 +125,53 @@ pub fn crowd_of<'a>(scene: &'a Scene, gpu_driven: bool) -> (CrowdFrame<'a>, Vec<
     let mut handles = vec![Handle::default(); scene.spawns.len()];
     crowd.add_many(&scene.spawns, &mut handles).expect("adds");
     (crowd, handles)
+}
+
+/// Steps `crowd` `frames` times at 30 Hz and prepares every packet in `r` (the GPU-driven path needs every packet's
+/// resident changes); calls `between` with the frame's index before each step.
+pub fn run_frames(
+    crowd: &mut CrowdFrame<'_>,
+    r: &mut CrowdRenderer,
+    gpu: &Gpu,
+    cam: &FrameCamera,
+    frames: usize,
+    mut between: impl FnMut(usize, &mut CrowdFrame<'_>),
+) {
+    let exchange = crowd.exchange().clone();
+    for f in 0..frames {
+        between(f, crowd);
+        crowd.step(1.0 / 30.0, cam).expect("steps");
+        let packet = exchange.begin_read().expect("a packet");
+        r.prepare(&gpu.device, &gpu.queue, &packet).expect("prepares");
+    }
+}
+
+/// The image of `r` from `cam` through a new view (culled on the GPU on the GPU-driven path).
+pub fn view_image(gpu: &Gpu, r: &CrowdRenderer, cam: &FrameCamera, target: &OffscreenTarget) -> Vec<u8> {
+    let mut view = r.create_view(&gpu.device, &gpu.queue).expect("a view");
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    r.prepare_view(&gpu.device, &gpu.queue, &mut encoder, &mut view, cam)
+        .expect("the view prepares");
+    gpu.queue.submit([encoder.finish()]);
+    target
+        .render(gpu, wgpu::Color::TRANSPARENT, |pass| r.render_view(&view, pass))
+        .expect("renders")
+}
+
+/// A GPU-driven crowd of `scene` with `tier_thresholds`, and its renderer.
+pub fn tiered_crowd<'a>(
+    gpu: &Gpu,
+    scene: &'a Scene,
+    tier_thresholds: [f32; 3],
+) -> (CrowdFrame<'a>, Vec<Handle>, CrowdRenderer) {
+    let settings = FrameSettings {
+        gpu_driven: true,
+        tier_thresholds,
+        ..scene.settings.clone()
+    };
+    let mut crowd = CrowdFrame::new(&scene.character, settings).expect("a crowd");
+    let mut handles = vec![Handle::default(); scene.spawns.len()];
+    crowd.add_many(&scene.spawns, &mut handles).expect("adds");
+    let r = renderer(gpu, scene, &crowd, true);
+    (crowd, handles, r)
 }

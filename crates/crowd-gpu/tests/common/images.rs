@@ -49,6 +49,60 @@ pub fn prepare<F: PaletteFormat + 'static>(gpu: &Gpu, renderer: &mut CrowdRender
         .expect("the packet prepares");
 }
 
+/// Records `depth_only` into a pass with only `target`'s depth attachment (cleared to 1), then `colour` into a pass
+/// over that depth and `target`'s colour attachment (cleared transparent); returns the colour pixels. With the
+/// `Less` test, no fragment of `colour` passes where `depth_only` wrote the same surface at the same depth.
+pub fn depth_then_colour(
+    gpu: &Gpu,
+    target: &OffscreenTarget,
+    depth_only: impl FnOnce(&mut wgpu::RenderPass<'_>),
+    colour: impl FnOnce(&mut wgpu::RenderPass<'_>),
+) -> Vec<u8> {
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    let depth_attachment = |load| {
+        Some(wgpu::RenderPassDepthStencilAttachment {
+            view: &target.depth_view,
+            depth_ops: Some(wgpu::Operations {
+                load,
+                store: wgpu::StoreOp::Store,
+            }),
+            stencil_ops: None,
+        })
+    };
+    {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("depth only"),
+            color_attachments: &[],
+            depth_stencil_attachment: depth_attachment(wgpu::LoadOp::Clear(1.0)),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        depth_only(&mut pass);
+    }
+    {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("colour over the depth"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &target.color_view,
+                resolve_target: None,
+                depth_slice: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: depth_attachment(wgpu::LoadOp::Load),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        colour(&mut pass);
+    }
+    gpu.queue.submit([encoder.finish()]);
+    target.read_rgba8(gpu).expect("reads back")
+}
+
 /// Renders every renderer of `renderers` (prepared) into one image on a transparent background.
 pub fn render(gpu: &Gpu, target: &OffscreenTarget, renderers: &[&dyn DrawCrowd]) -> Vec<u8> {
     target
