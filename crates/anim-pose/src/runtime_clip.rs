@@ -4,6 +4,7 @@
 //! [`RuntimeClip`] documents the format, the choice of frame times and how the error is measured.
 
 mod layout;
+mod model_space;
 mod resample;
 mod timeline;
 mod tracks;
@@ -16,15 +17,18 @@ pub(crate) use self::timeline::Timeline;
 pub(crate) use self::tracks::Tracks;
 use self::tracks::pack_tracks;
 use crate::{
-    Clip, Error, ImportWarning, Property, Result, RootMotion, Skeleton, SoaQuat, SoaVec3, Transform, num_soa_joints,
+    Clip, Error, ImportWarning, Property, Result, RootMotion, Skeleton, SoaQuat, SoaVec3, Transform, VirtualVertices,
+    num_soa_joints,
 };
 
-/// The largest resampling error a runtime clip may have against the exact glTF evaluation.
+/// The largest resampling error a runtime clip may have against the exact glTF evaluation; see
+/// [`RuntimeClipOptions`] for what it bounds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ErrorBudget {
-    /// Largest local translation error, in metres (model units). Default 0.1 mm.
+    /// The distance budget, in model units (metres in glTF). Default 0.1 mm. It bounds how far any virtual vertex
+    /// moves in model space, and each joint's local translation error.
     pub translation: f32,
-    /// Largest local rotation error, in radians. Default 0.001 rad.
+    /// Largest local rotation error of any joint, in radians. Default 0.001 rad.
     pub rotation: f32,
 }
 
@@ -50,6 +54,26 @@ pub enum Looping {
 }
 
 /// How to build a runtime clip.
+///
+/// # What the budget bounds
+///
+/// At every test time of the measurement (see "Error measurement" on [`RuntimeClip`]), a runtime clip that builds
+/// without a [`RuntimeClip::warning`] holds these against the exact glTF evaluation:
+/// - **In model space**, one measure for runtime clips and bakes ([`VirtualVertices`], as ACL measures its error): no
+///   virtual vertex moves farther than `budget.translation` (model units) between the pose that the runtime
+///   computes and the exact pose, both carried along the skeleton to world space (`root_transform × model`).
+///   Errors add up along a chain, and the measure sees the sum, so the budget holds however deep a joint sits.
+///   [`RuntimeClip::build`] measures the corners of a cube of half-size [`RuntimeClipOptions::vertex_distance`]
+///   around every joint, in the joint's axes: a point within that cube that the joint carries rigidly, and a
+///   skinned vertex that blends such points, stays within the budget. [`RuntimeClip::build_with_vertices`] measures
+///   the virtual vertices it is given, usually [`VirtualVertices::from_meshes`] of the skinned meshes (as
+///   `anim-bake` does), which bound every skinned vertex.
+/// - **Per joint**: the local translation error within `budget.translation`, the local rotation error within
+///   `budget.rotation` and the relative scale error within [`RuntimeClipOptions::scale_budget`].
+///
+/// The model-space error is measured with both chains multiplied in f64, so it is the resampling error alone; the
+/// f32 jobs that play the clip add their own rounding, which on a chain of 30 joints several units long reaches
+/// tens of micrometres, the exact path's as well.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RuntimeClipOptions {
     /// The resampling error budget.
@@ -70,6 +94,13 @@ pub struct RuntimeClipOptions {
     ///
     /// It lives here rather than in [`ErrorBudget`] so that budgets written as struct literals keep compiling.
     pub scale_budget: f32,
+    /// The half-size, in model units, of the cube of virtual vertices around each joint that [`RuntimeClip::build`]
+    /// measures in model space (ACL's shell distance): the cube spans `±vertex_distance` along the joint's rest-pose
+    /// axes, scaled into its frame by the largest scale of its rest world matrix. Default 0.03 (3 cm): a hand's
+    /// fingertips or a head's crown reach farther, but the joints beyond a joint already carry most of its lever.
+    /// Set it to how far a mesh reaches past its joints, or measure the meshes with
+    /// [`RuntimeClip::build_with_vertices`].
+    pub vertex_distance: f32,
 }
 
 impl Default for RuntimeClipOptions {
@@ -81,6 +112,7 @@ impl Default for RuntimeClipOptions {
             looping: Looping::Auto,
             extract_root_motion: false,
             scale_budget: 1e-3,
+            vertex_distance: 0.03,
         }
     }
 }
@@ -95,6 +127,9 @@ pub struct ResampleError {
     /// Largest relative local scale error over all joints and test times; see
     /// [`RuntimeClipOptions::scale_budget`].
     pub scale: f32,
+    /// Largest model-space error over all test times: the largest distance, in model units, between a virtual
+    /// vertex carried by the runtime pose and by the exact pose; see [`RuntimeClipOptions`].
+    pub model: f32,
 }
 
 impl ResampleError {
@@ -104,7 +139,8 @@ impl ResampleError {
     }
 }
 
-/// The three error limits of a build: the [`ErrorBudget`] and the scale budget.
+/// The error limits of a build: the [`ErrorBudget`], the scale budget and the model-space budget (the budget's
+/// translation).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Limits {
     /// Largest translation error, in model units.
@@ -113,6 +149,8 @@ pub(crate) struct Limits {
     pub(crate) rotation: f32,
     /// Largest relative scale error.
     pub(crate) scale: f32,
+    /// Largest model-space distance of a virtual vertex, in model units.
+    pub(crate) model: f32,
 }
 
 impl Limits {
@@ -122,12 +160,16 @@ impl Limits {
             translation: options.budget.translation,
             rotation: options.budget.rotation,
             scale: options.scale_budget,
+            model: options.budget.translation,
         }
     }
 
     /// True when every error is within its limit (NaN never is).
     fn admit(&self, e: &ResampleError) -> bool {
-        e.translation <= self.translation && e.rotation <= self.rotation && e.scale <= self.scale
+        e.translation <= self.translation
+            && e.rotation <= self.rotation
+            && e.scale <= self.scale
+            && e.model <= self.model
     }
 }
 
@@ -152,23 +194,31 @@ pub enum FrameSpacing {
         step_keys: usize,
     },
     /// A frame-time table made of the clip's key times, with 0 and the duration, each key interval cut into
-    /// `subdivisions` equal parts.
+    /// `subdivisions` equal parts, and `refined` frames added where the error missed the budget.
     KeyTimes {
         /// True when every channel has the same key times, what most exporters write; otherwise the table holds
         /// the union of the channels' key times.
         shared: bool,
         /// Equal parts per key interval, 1 for the key times alone.
         subdivisions: usize,
+        /// Frames added at the midpoints of the frame intervals where the key times alone missed the budget (in
+        /// rounds, each halving the intervals that still missed), 0 for none.
+        refined: usize,
     },
 }
 
 impl fmt::Display for FrameSpacing {
-    /// `uniform`, `uniform + 4 STEP keys`, `shared key times`, `union of key times / 2`.
+    /// `uniform`, `uniform + 4 STEP keys`, `shared key times`, `union of key times / 2`,
+    /// `shared key times + 6 frames`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Self::Uniform => write!(f, "uniform"),
             Self::UniformWithStepKeys { step_keys } => write!(f, "uniform + {step_keys} STEP keys"),
-            Self::KeyTimes { shared, subdivisions } => {
+            Self::KeyTimes {
+                shared,
+                subdivisions,
+                refined,
+            } => {
                 write!(
                     f,
                     "{}",
@@ -180,6 +230,9 @@ impl fmt::Display for FrameSpacing {
                 )?;
                 if subdivisions > 1 {
                     write!(f, " / {subdivisions}")?;
+                }
+                if refined > 0 {
+                    write!(f, " + {refined} frames")?;
                 }
                 Ok(())
             }
@@ -197,13 +250,15 @@ impl fmt::Display for FrameSpacing {
 /// frames, or for a frame-time table with one multiply into a bucket (one per frame interval) and a search among
 /// the frames of that bucket, usually none or one.
 /// The build tries these layouts, in this order, and keeps the one with the fewest frames whose measured error
-/// meets the [`ErrorBudget`], uniform frames winning a tie:
+/// meets the budget (in model space and per joint; see [`RuntimeClipOptions`]), uniform frames winning a tie:
 /// 1. **A key-time table** ([`FrameSpacing::KeyTimes`]): the key times of the clip's channels (one list when they
 ///    share it, as most exporters write, otherwise their union; times closer than a thousandth of `1 / max_rate_hz`
 ///    are one frame, the earliest), with 0 and the duration. LINEAR keys then fall on frames, kinks included,
 ///    whatever their spacing or jitter. When the keys alone miss the budget (the runtime's normalized lerp against
-///    the exact slerp, or a cubic spline between keys), each key interval is cut into 2, 3, 4, 6, 8, 12 or 16 equal
-///    parts, up to the size limit.
+///    the exact slerp, or a cubic spline between keys), the build refines where they miss: it adds the midpoint of
+///    every frame interval in which an error passed its limit, and measures again, for up to six rounds. Then each
+///    key interval is cut into 2, 3, 4, 6, 8, 12 or 16 equal parts, while that is fewer frames than a table that met
+///    the budget, up to the size limit.
 /// 2. **Uniform frames**: `F = ceil(duration * rate) + 1` frames `i * duration / (F - 1)` apart, at the rungs of a
 ///    ladder (15, 20, 24, 30, 40, 48, 60, 80, 96, 120, 160, 200 and 240 Hz, with `min_rate_hz` and `max_rate_hz`
 ///    added as rungs when they are not on it) from `min_rate_hz` up to `max_rate_hz`, only while they are no more
@@ -227,14 +282,20 @@ impl fmt::Display for FrameSpacing {
 /// at every key midpoint, within `[0, duration]`; at eight evenly spaced points in every frame interval (the frames
 /// and the midpoints between frames among them); and at the duration. A STEP key that switched late, or a kink
 /// between frames, shows there.
+/// - Model-space error is the largest distance between a virtual vertex carried by the runtime's local pose and by
+///   the exact one, both multiplied along the skeleton in f64 ([`RuntimeClipOptions`] says which vertices). It is
+///   measured on whole poses at the key times of every channel (merged as for the key-time table), 0.1 ms after
+///   each and at their midpoints; in every frame interval at its midpoint (where a resampled cubic spline strays
+///   most) and at `1/2 ∓ 1/(2√3)` of the way (where a normalized lerp strays most from the slerp, which it matches
+///   at the midpoint); and at the duration.
 /// - Translation error is the distance, in model units.
 /// - Rotation error is the angle between the two rotations, in radians, computed in f64 from the chord
 ///   `|a - b|` (not from `acos(dot)`, which cannot resolve angles under about 1e-3 rad in f32).
 /// - Scale error is relative: `|a - b| / max(|exact|, 0.01)`, within [`RuntimeClipOptions::scale_budget`].
 ///   The floor of 0.01 keeps scales that collapse to zero from demanding an infinite rate.
-/// - A looping clip whose first and last poses differ by more than the budget in some channel
+/// - A looping clip whose first and last poses differ by more than the budget in some channel or in model space
 ///   (only possible with [`Looping::Yes`]) has a seam the runtime smooths over the last frame interval; that
-///   interval is left out of the measurement for that channel.
+///   interval is left out of the measurement for that channel, and of the model-space measurement.
 /// - With root-motion extraction, the root's in-place translation and rotation are measured against the exact
 ///   in-place values, and the root-motion track's translation and yaw against the exact extracted motion.
 ///
@@ -242,7 +303,10 @@ impl fmt::Display for FrameSpacing {
 ///
 /// Joints are grouped four to a lane set, as in [`crate::SoaTransform`]. For each (group, property), a track whose four
 /// lanes are constant over the clip (every frame within a thousandth of the budget of the first, plus two ulps)
-/// is stored once; the other tracks store every frame. Animated tracks are frame-major, one row of
+/// is stored once; the other tracks store every frame. Along deep or long chains the constant test is also held
+/// to a hundredth of the joint's model-space allowance in the rest pose (the budget over its subtree's reach for a
+/// rotation, over its parent's scale for a translation), so that constants along a chain of `D` joints move no
+/// virtual vertex more than `D / 100` of the budget. Animated tracks are frame-major, one row of
 /// consecutive groups per frame, so that sampling one time reads two contiguous rows per property.
 /// Consecutive rotation frames are made hemisphere-consistent at build time (`q[f + 1]` is negated when
 /// `dot(q[f], q[f + 1]) < 0`), so that the runtime interpolates rotations along the short path without a
@@ -252,7 +316,7 @@ impl fmt::Display for FrameSpacing {
 /// # Looping
 ///
 /// [`Looping::Auto`] loops when the (in-place, with root-motion extraction) poses at 0 and at the duration
-/// match within the budget. A looping clip stores its last frame equal to its first (a rotation may have its
+/// match within the budget, per joint and in model space. A looping clip stores its last frame equal to its first (a rotation may have its
 /// sign flipped, to stay in the previous frame's hemisphere) and wraps the sampling time with
 /// `t.rem_euclid(duration)`; a non-looping clip clamps it to `[0, duration]`.
 #[derive(Clone, Debug)]
@@ -292,12 +356,52 @@ impl RuntimeClip {
     /// When the skeleton or the clip does not validate, or the options' budgets or rates are not finite and
     /// positive (with `min_rate_hz <= max_rate_hz`); each error names the clip.
     pub fn build(clip: &Clip, skeleton: &Skeleton, options: &RuntimeClipOptions) -> Result<Self> {
+        Self::build_measured(clip, skeleton, options, None)
+    }
+
+    /// [`RuntimeClip::build`], with the model-space error measured on `vertices` (one set per skin joint, usually
+    /// [`VirtualVertices::from_meshes`] of the meshes the skeleton skins) instead of cubes around the joints: the
+    /// budget then bounds how far any skinned vertex moves, at the test times.
+    ///
+    /// # Errors
+    ///
+    /// As [`RuntimeClip::build`], and when `vertices` does not have one set per skin joint of `skeleton`.
+    pub fn build_with_vertices(
+        clip: &Clip,
+        skeleton: &Skeleton,
+        options: &RuntimeClipOptions,
+        vertices: &VirtualVertices,
+    ) -> Result<Self> {
+        if vertices.joint_count() != skeleton.skin_joint_count() {
+            return Err(Error::invalid(
+                format!("clip '{}'", clip.name),
+                format!(
+                    "the virtual vertices have {} sets, but skeleton '{}' has {} skin joints",
+                    vertices.joint_count(),
+                    skeleton.name,
+                    skeleton.skin_joint_count()
+                ),
+            ));
+        }
+        Self::build_measured(clip, skeleton, options, Some(vertices))
+    }
+
+    /// Builds the clip, measuring the model-space error on `vertices`, or on cubes around the joints for `None`.
+    fn build_measured(
+        clip: &Clip,
+        skeleton: &Skeleton,
+        options: &RuntimeClipOptions,
+        vertices: Option<&VirtualVertices>,
+    ) -> Result<Self> {
         skeleton.validate()?;
         clip.validate(skeleton)?;
         check_options(clip, options)?;
         let budget = &Limits::new(options);
+        let model = model_space::ModelSpace::new(skeleton, options.vertex_distance, vertices, budget.model);
         let source = resample::Source::new(clip, skeleton, options.extract_root_motion);
-        let seam = source.seam(budget);
+        let seam = source.seam(budget, &model);
+        let keys = layout::Search::key_times(clip, options);
+        let poses = resample::PoseCheck::new(&source, model, &keys);
         let looping = clip.duration > 0.0
             && match options.looping {
                 Looping::Yes => true,
@@ -312,6 +416,8 @@ impl RuntimeClip {
             seam: &seam,
             looping,
             budget,
+            poses: &poses,
+            keys: &keys,
         };
         let Some((trial, warning)) = search.choose() else {
             return Err(Error::invalid(
@@ -415,7 +521,7 @@ impl RuntimeClip {
     }
 
     /// Set when no layout within the size limit meets the budget: names the clip, the layout kept and its worst
-    /// error, for example `clip 'mocap': no frame layout of at most 8401 frames ... meets the error budget; kept the
+    /// error (the one furthest over its limit, per joint or `mm model-space error at joint ...`), for example `clip 'mocap': no frame layout of at most 8401 frames ... meets the error budget; kept the
     /// closest, shared key times / 6 with 7873 frames: 0.00131 rad rotation error at joint 5 ('forearm_l')`.
     pub fn warning(&self) -> Option<&ImportWarning> {
         self.warning.as_ref()
@@ -482,6 +588,13 @@ fn check_options(clip: &Clip, options: &RuntimeClipOptions) -> Result<()> {
                 "the budgets ({} m, {} rad, {} relative scale) must be finite and positive",
                 b.translation, b.rotation, options.scale_budget
             ),
+        ));
+    }
+    let d = options.vertex_distance;
+    if !(d.is_finite() && d >= 0.0) {
+        return Err(Error::invalid(
+            object(),
+            format!("the vertex distance ({d}) must be finite and non-negative"),
         ));
     }
     let (lo, hi) = (options.min_rate_hz, options.max_rate_hz);
@@ -612,9 +725,18 @@ pub(crate) mod tests {
                 })
                 .collect(),
         );
-        let options = RuntimeClipOptions::default();
+        // A loose budget keeps both on their key times, so that the sizes compare the storage alone (the dense
+        // clip's scales compound to 256 along the chain, where 0.1 mm is below the f32 rounding of its poses).
+        let options = RuntimeClipOptions {
+            budget: ErrorBudget {
+                translation: 0.1,
+                rotation: 0.01,
+            },
+            ..Default::default()
+        };
         let sparse = RuntimeClip::build(&sparse, &skeleton, &options).expect("builds");
         let dense = RuntimeClip::build(&dense, &skeleton, &options).expect("builds");
+        assert_eq!((sparse.frame_count(), dense.frame_count()), (11, 11));
         assert_eq!(sparse.rotations.anim_groups, vec![1]);
         assert_eq!(sparse.rotations.const_groups, vec![0]);
         assert_eq!(
@@ -711,6 +833,10 @@ pub(crate) mod tests {
                 },
                 ..Default::default()
             },
+            RuntimeClipOptions {
+                vertex_distance: -1.0,
+                ..Default::default()
+            },
         ] {
             let err = RuntimeClip::build(&c, &skeleton, &options)
                 .expect_err("invalid options")
@@ -741,6 +867,110 @@ pub(crate) mod tests {
         for t in [-1.0, 0.0, 3.0] {
             assert_eq!(sample(&rc, t)[0].translation.lane(2), Vec3::X);
         }
+    }
+
+    /// A chain of `n` joints `spacing` apart, each turning 0.3 rad about its own axis and back over 2 s, LINEAR
+    /// keys at 0, 1 and 2 s: RecursiveSkeletons' shape, where the normalized lerp's small error at every joint adds
+    /// up along the chain.
+    fn turning_chain(n: usize, spacing: f32) -> (Skeleton, Clip) {
+        let mut skeleton = chain(n);
+        for t in &mut skeleton.rest_pose[1..] {
+            t.translation = Vec3::new(0.0, spacing, 0.0);
+        }
+        let channels = (0..n as u16)
+            .map(|j| {
+                let axis = Vec3::new(1.0, f32::from(j % 3), f32::from(j % 2)).normalize();
+                channel(
+                    j,
+                    Property::Rotation,
+                    Interpolation::Linear,
+                    &[0.0, 1.0, 2.0],
+                    move |t| Vec4::from(Quat::from_axis_angle(axis, 0.3 * (1.0 - (t - 1.0).abs()))),
+                )
+            })
+            .collect();
+        (skeleton, clip("turn", channels))
+    }
+
+    /// The world position of every joint of `skeleton` posed by `local`, multiplied in f64.
+    fn joint_positions(skeleton: &Skeleton, local: &[Transform]) -> Vec<glam::DVec3> {
+        let mut world: Vec<glam::DAffine3> = Vec::with_capacity(local.len());
+        for (l, &p) in local.iter().zip(&skeleton.parents) {
+            let m = glam::DAffine3::from_scale_rotation_translation(
+                l.scale.as_dvec3(),
+                glam::DQuat::from_vec4(Vec4::from(l.rotation).as_dvec4()),
+                l.translation.as_dvec3(),
+            );
+            let parent = if p == crate::NO_PARENT {
+                glam::DAffine3::IDENTITY
+            } else {
+                world[usize::from(p)]
+            };
+            world.push(parent * m);
+        }
+        world.iter().map(|w| w.translation).collect()
+    }
+
+    #[test]
+    fn deep_chains_hold_the_budget_in_model_space() {
+        let (skeleton, c) = turning_chain(30, 0.3);
+        let options = RuntimeClipOptions::default();
+        // With a distance budget of 1 m, the key times alone pass: every joint is within the default local budget
+        // (about 1e-4 rad), yet the chain's far end strays about 10 mm from the exact pose.
+        let loose = RuntimeClipOptions {
+            budget: ErrorBudget {
+                translation: 1.0,
+                ..options.budget
+            },
+            ..options
+        };
+        let keys = RuntimeClip::build(&c, &skeleton, &loose).expect("builds");
+        assert_eq!(keys.frame_count(), 3);
+        let local = keys.error();
+        assert!(local.translation <= 1e-4 && local.rotation <= 1e-3, "{local:?}");
+        assert!(local.model > 1e-3, "{local:?}");
+        // With the default budget, the build refines until the chain holds 0.1 mm in model space.
+        let rc = RuntimeClip::build(&c, &skeleton, &options).expect("builds");
+        assert!(rc.warning().is_none(), "{:?}", rc.warning());
+        assert!(rc.error().meets(&options), "{:?}", rc.error());
+        assert!(
+            matches!(rc.frame_spacing(), FrameSpacing::KeyTimes { .. }),
+            "{}",
+            rc.frame_spacing()
+        );
+        // Joint origins are virtual vertices too (the centres of the cubes): at the points where the normalized
+        // lerp strays most, they stay within the budget of the exact pose, and the reported error is the largest.
+        let (mut exact, mut runtime) = (vec![Transform::IDENTITY; 30], vec![Transform::IDENTITY; 30]);
+        let mut worst = 0.0f64;
+        for f in 0..rc.frame_count() - 1 {
+            let (a, b) = (rc.frame_time(f), rc.frame_time(f + 1));
+            for u in [0.211_324_87, 0.5, 0.788_675_1] {
+                let t = a + (b - a) * u;
+                c.sample_local_pose(&skeleton, t, &mut exact).expect("valid");
+                rc.sample_reference(t, &mut runtime).expect("valid");
+                let (e, r) = (joint_positions(&skeleton, &exact), joint_positions(&skeleton, &runtime));
+                worst = e.iter().zip(&r).map(|(p, q)| p.distance(*q)).fold(worst, f64::max);
+            }
+        }
+        assert!(
+            worst <= f64::from(rc.error().model) && rc.error().model <= 1e-4,
+            "{worst} m, reported {:?}, with {} frames",
+            rc.error(),
+            rc.frame_count()
+        );
+    }
+
+    #[test]
+    fn virtual_vertices_must_cover_the_skin() {
+        let (skeleton, c) = turning_chain(4, 0.3);
+        let options = RuntimeClipOptions::default();
+        let cubes = crate::VirtualVertices::cubes(4, 0.05);
+        let rc = RuntimeClip::build_with_vertices(&c, &skeleton, &options, &cubes).expect("one set per skin joint");
+        assert!(rc.error().meets(&options), "{:?}", rc.error());
+        let err = RuntimeClip::build_with_vertices(&c, &skeleton, &options, &crate::VirtualVertices::cubes(3, 0.05))
+            .expect_err("one set short")
+            .to_string();
+        assert!(err.contains("clip 'turn'") && err.contains("3 sets"), "{err}");
     }
 
     #[test]

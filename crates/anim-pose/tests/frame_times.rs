@@ -129,7 +129,8 @@ fn step_keys_switch_at_their_key_times() {
         rc.frame_spacing(),
         FrameSpacing::KeyTimes {
             shared: false,
-            subdivisions: 1
+            subdivisions: 1,
+            refined: 0
         }
     );
     check_step_keys(&rc, &steps, &skeleton);
@@ -268,7 +269,7 @@ fn capture_clips_build_and_match_the_exact_path_within_the_budget() {
         warning.starts_with(&format!(
             "clip 'capture': no frame layout of at most {} frames",
             rc.frame_count()
-        )) && warning.contains("rad rotation error at joint"),
+        )) && warning.contains(" error at joint"),
         "{warning}"
     );
     let (_, rotation, _) = worst_error(&rc, &c, &skeleton, &random_times(c.duration, 500));

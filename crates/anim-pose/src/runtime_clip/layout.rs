@@ -2,7 +2,7 @@
 //! resampled and measured, and the smallest that meets the budget is kept; when none does, the most faithful one,
 //! with a warning.
 
-use super::resample::{self, Measured, Resampled, Seam, Source};
+use super::resample::{self, Measured, PoseCheck, Resampled, Seam, Source};
 use super::timeline::{FrameTimes, Timeline, frame_count};
 use super::{FrameSpacing, Limits, RATE_LADDER, RuntimeClipOptions};
 use crate::{Clip, ImportWarning, Skeleton};
@@ -32,6 +32,7 @@ impl Trial {
             e.translation / budget.translation,
             e.rotation / budget.rotation,
             e.scale / budget.scale,
+            e.model / budget.model,
         ]
         .into_iter()
         .fold(0.0, |worst, r| if r.is_nan() { f32::INFINITY } else { worst.max(r) })
@@ -54,13 +55,28 @@ pub(super) struct Search<'s, 'a> {
     pub(super) looping: bool,
     /// The error limits.
     pub(super) budget: &'s Limits,
+    /// The model-space measurement.
+    pub(super) poses: &'s PoseCheck<'a>,
+    /// The merged key times of every channel (see [`Search::key_times`]).
+    pub(super) keys: &'s [f32],
 }
 
 impl Search<'_, '_> {
+    /// The key times of every channel of `clip`, with 0 and the duration; times closer than a thousandth of the
+    /// smallest uniform interval (`1 / max_rate_hz`) are one, the earliest.
+    pub(super) fn key_times(clip: &Clip, options: &RuntimeClipOptions) -> Vec<f32> {
+        let tolerance = 1e-3 / options.max_rate_hz;
+        FrameTimes::key_union(
+            clip.duration,
+            clip.channels.iter().map(|c| c.times.as_slice()),
+            tolerance,
+        )
+    }
+
     /// Resamples and measures `timeline`.
     fn trial(&self, timeline: Timeline, spacing: FrameSpacing, rate_hz: f32) -> Trial {
-        let resampled = resample::resample(self.source, &timeline, self.budget);
-        let measured = resample::measure(self.source, &timeline, &resampled, self.seam);
+        let resampled = resample::resample(self.source, &timeline, self.budget, &self.poses.model);
+        let measured = resample::measure(self.source, &timeline, &resampled, self.seam, self.poses, self.budget);
         Trial {
             timeline,
             spacing,
@@ -119,27 +135,70 @@ impl Search<'_, '_> {
         Some((closest, Some(warning)))
     }
 
-    /// Tries the key-time table, then its subdivisions, up to the first that meets the budget or `limit` frames.
+    /// Tries the key-time table and its refinements ([`Search::refine`]), then its subdivisions while they are fewer
+    /// frames than a layout that met the budget, up to the first that meets it or `limit` frames.
     fn key_tables(&self, limit: usize, choice: &mut Choice) {
         let duration = self.clip.duration;
         let channels = &self.clip.channels;
-        // A thousandth of the smallest uniform interval: closer keys are one frame.
-        let tolerance = 1e-3 / self.options.max_rate_hz;
-        let keys = FrameTimes::key_union(duration, channels.iter().map(|c| c.times.as_slice()), tolerance);
+        let keys = self.keys;
         let shared = channels.windows(2).all(|w| w[0].times == w[1].times);
         for subdivisions in SUBDIVISIONS {
-            if (keys.len() - 1) * subdivisions + 1 > limit {
+            let frames = (keys.len() - 1) * subdivisions + 1;
+            if frames > limit || choice.met.as_ref().is_some_and(|m| m.timeline.frame_count() <= frames) {
                 break;
             }
-            let timeline = Timeline::table(FrameTimes::subdivided(&keys, subdivisions), self.looping);
+            let timeline = Timeline::table(FrameTimes::subdivided(keys, subdivisions), self.looping);
             let rate_hz = (timeline.frame_count() - 1) as f32 / duration;
-            let spacing = FrameSpacing::KeyTimes { shared, subdivisions };
-            if choice.offer(self.trial(timeline, spacing, rate_hz), self.budget) {
+            let spacing = FrameSpacing::KeyTimes {
+                shared,
+                subdivisions,
+                refined: 0,
+            };
+            let trial = self.trial(timeline, spacing, rate_hz);
+            if subdivisions == 1 {
+                self.refine(trial, shared, limit, choice);
+            } else if choice.offer(trial, self.budget) {
                 break;
             }
         }
     }
+
+    /// Offers `trial`, the key times alone, then, while the last offered misses the budget, the same frames with
+    /// the midpoint of every frame interval where it missed added, for at most [`REFINEMENTS`] rounds and `limit`
+    /// frames.
+    fn refine(&self, mut trial: Trial, shared: bool, limit: usize, choice: &mut Choice) {
+        let base = trial.timeline.frame_count();
+        for _ in 0..REFINEMENTS {
+            let missed: Vec<usize> = (trial.measured.intervals.iter().enumerate())
+                .filter(|&(_, r)| *r > 1.0)
+                .map(|(i, _)| i)
+                .collect();
+            let times: Vec<f32> = (0..trial.timeline.frame_count())
+                .map(|i| trial.timeline.frame_time(i))
+                .collect();
+            if choice.offer(trial, self.budget) || missed.is_empty() {
+                return;
+            }
+            let times = FrameTimes::split(&times, &missed);
+            if times.len() > limit {
+                return;
+            }
+            let timeline = Timeline::table(times, self.looping);
+            let rate_hz = (timeline.frame_count() - 1) as f32 / self.clip.duration;
+            let spacing = FrameSpacing::KeyTimes {
+                shared,
+                subdivisions: 1,
+                refined: timeline.frame_count() - base,
+            };
+            trial = self.trial(timeline, spacing, rate_hz);
+        }
+        choice.offer(trial, self.budget);
+    }
 }
+
+/// The most rounds of [`Search::refine`]: each halves the frame intervals that miss the budget, which divides a
+/// normalized lerp's error by about eight and a linear resampling's by four.
+const REFINEMENTS: usize = 6;
 
 /// The layouts kept so far: the smallest that met the budget, and the closest to it.
 #[derive(Default)]

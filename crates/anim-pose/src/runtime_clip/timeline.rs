@@ -279,6 +279,22 @@ impl FrameTimes {
         out.extend(times.last());
         strictly_increasing(out)
     }
+
+    /// `times` with the midpoint of interval `i` (from `times[i]` to `times[i + 1]`) added for every `i` in `split`
+    /// (ascending; computed in f64, and dropped when it rounds onto a neighbour in f32).
+    pub(crate) fn split(times: &[f32], split: &[usize]) -> Vec<f32> {
+        let mut out = Vec::with_capacity(times.len() + split.len());
+        let mut next = split.iter().copied().peekable();
+        for (i, &t) in times.iter().enumerate() {
+            out.push(t);
+            if next.next_if_eq(&i).is_some()
+                && let Some(&b) = times.get(i + 1)
+            {
+                out.push((0.5 * (f64::from(t) + f64::from(b))) as f32);
+            }
+        }
+        strictly_increasing(out)
+    }
 }
 
 /// `times` (ascending) without the entries that do not exceed the one before.
@@ -290,6 +306,18 @@ fn strictly_increasing(mut times: Vec<f32>) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_adds_the_midpoints_of_the_intervals_named() {
+        assert_eq!(
+            FrameTimes::split(&[0.0, 1.0, 2.0, 4.0], &[0, 2]),
+            [0.0, 0.5, 1.0, 2.0, 3.0, 4.0]
+        );
+        assert_eq!(FrameTimes::split(&[0.0, 1.0], &[]), [0.0, 1.0]);
+        // A midpoint that rounds onto a neighbour in f32 is dropped.
+        let next = f32::from_bits(1.0f32.to_bits() + 1);
+        assert_eq!(FrameTimes::split(&[0.0, 1.0, next], &[0, 1]), [0.0, 0.5, 1.0, next]);
+    }
 
     #[test]
     fn frame_count_covers_the_duration_with_uniform_frames() {
