@@ -198,13 +198,14 @@ fn sample_clip(model: &Model, si: usize, clip: &Clip, rate: f32) -> Result<ClipS
 fn runtime_section(sk: &anim_pose::Skeleton, clips: &[&Clip]) -> Result<()> {
     let options = RuntimeClipOptions::default();
     println!(
-        "  runtime clips (budget {:.2} mm, {:.4} rad):",
+        "  runtime clips (budget {:.2} mm in model space, on cubes of half-size {:.0} mm around the joints; {:.4} rad per joint):",
         options.budget.translation * 1e3,
+        options.vertex_distance * 1e3,
         options.budget.rotation
     );
     println!(
-        "  {:<10} {:<22} {:>8} {:>7} {:>9} {:>10} {:>10} {:>8} {:>22}",
-        "clip", "frames at", "rate", "frames", "bytes", "err (mm)", "err (rad)", "loops", "max joint diff (mm)"
+        "  {:<10} {:<30} {:>8} {:>7} {:>9} {:>10} {:>11} {:>8} {:>22}",
+        "clip", "frames at", "rate", "frames", "bytes", "model (mm)", "local (rad)", "loops", "max joint diff (mm)"
     );
     let mut runtime = Vec::with_capacity(clips.len());
     let mut local = vec![Transform::IDENTITY; sk.joint_count()];
@@ -239,13 +240,13 @@ fn runtime_section(sk: &anim_pose::Skeleton, clips: &[&Clip]) -> Result<()> {
         }
         let e = rt.error();
         println!(
-            "  {:<10} {:<22} {:>6.1}Hz {:>7} {:>9} {:>10.4} {:>10.5} {:>8} {:>22.4}",
+            "  {:<10} {:<30} {:>6.1}Hz {:>7} {:>9} {:>10.4} {:>11.5} {:>8} {:>22.4}",
             rt.name(),
             rt.frame_spacing().to_string(),
             rt.rate_hz(),
             rt.frame_count(),
             rt.memory_bytes(),
-            e.translation * 1e3,
+            e.model * 1e3,
             e.rotation,
             if rt.is_looping() { "yes" } else { "no" },
             worst * 1e3

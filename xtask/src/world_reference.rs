@@ -5,7 +5,8 @@
 //! animation's samplers at `t` (STEP, LINEAR with shortest-path slerp, CUBICSPLINE), walks the node tree from the
 //! default scene's roots multiplying local matrices in f64, and for every node that draws a mesh with a skin sums
 //! `w · world(joint) · IBM · p` over each vertex's influences, ignoring the mesh node's own transform.
-//! [`tests`] compares `cargo xtask skin`'s exact and runtime paths against it.
+//! `skin`'s tests compare `cargo xtask skin`'s exact and runtime paths against it, and this module's tests check
+//! that runtime clips hold their model-space budget against it.
 
 use std::collections::HashMap;
 
@@ -250,6 +251,11 @@ impl Glb {
         (world, order)
     }
 
+    /// The world matrix of every node of the default scene at time `t` of `animation`.
+    pub fn node_worlds(&self, animation: Option<usize>, t: f64) -> HashMap<usize, DMat4> {
+        self.world_matrices(&self.local_matrices(animation, t)).0
+    }
+
     /// Every skinned primitive of the default scene at time `t` of `animation`, in depth-first node order and
     /// mesh primitive order.
     pub fn skinned(&self, animation: Option<usize>, t: f64) -> Vec<Skinned> {
@@ -316,4 +322,317 @@ impl Glb {
 pub fn glb_bytes(mut doc: Value, bin: Vec<u8>) -> Vec<u8> {
     doc["buffers"] = serde_json::json!([{"byteLength": bin.len().next_multiple_of(4)}]);
     crate::character::glb::glb(serde_json::to_vec(&doc).expect("serializes"), bin)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Runtime clips against the independent evaluator, in model space: the budget of a runtime clip bounds how far
+    //! its virtual vertices move from the exact pose, so at the times the build measures they stay within the
+    //! budget of this evaluator too, give or take how far anim-pose's exact path itself is from it (the f32
+    //! rounding of the exact local values, carried along the chains).
+
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::path::PathBuf;
+    use std::rc::Rc;
+
+    use anim_pose::{Clip, Model, RuntimeClip, RuntimeClipOptions, Skeleton, SkinnedMesh, Transform, VirtualVertices};
+    use glam::{DMat4, DQuat, DVec3};
+
+    use super::{Glb, Skinned};
+    use crate::skin::{EvalPath, skin_model};
+
+    /// The evaluator's answers for one animation, kept per time: the clips of a file share most of their check
+    /// times, and each answer evaluates the whole file.
+    struct Reference {
+        /// The file.
+        glb: Glb,
+        /// The animation.
+        animation: Option<usize>,
+        /// Node world matrices, by the bits of the time.
+        worlds: RefCell<HashMap<u32, Rc<HashMap<usize, DMat4>>>>,
+        /// Skinned primitives, by the bits of the time.
+        skinned: RefCell<HashMap<u32, Rc<Vec<Skinned>>>>,
+    }
+
+    impl Reference {
+        /// The world matrix of every node at `t`.
+        fn worlds(&self, t: f32) -> Rc<HashMap<usize, DMat4>> {
+            let mut memo = self.worlds.borrow_mut();
+            let entry = memo.entry(t.to_bits());
+            Rc::clone(entry.or_insert_with(|| Rc::new(self.glb.node_worlds(self.animation, f64::from(t)))))
+        }
+
+        /// Every skinned primitive at `t`.
+        fn skinned(&self, t: f32) -> Rc<Vec<Skinned>> {
+            let mut memo = self.skinned.borrow_mut();
+            let entry = memo.entry(t.to_bits());
+            Rc::clone(entry.or_insert_with(|| Rc::new(self.glb.skinned(self.animation, f64::from(t)))))
+        }
+    }
+
+    /// The path of a sample model's GLB file: a loud skip when `CROWD_SAMPLE_ASSETS` is unset outside CI, a failure
+    /// when it is unset on CI (the convention of `crates/anim-pose/tests/common/mod.rs`).
+    fn sample_path(name: &str) -> Option<PathBuf> {
+        const ASSETS_VAR: &str = "CROWD_SAMPLE_ASSETS";
+        let Some(dir) = std::env::var_os(ASSETS_VAR) else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "{ASSETS_VAR} is not set on CI: the sample-asset tests cannot run (set it to the shared assets folder)"
+            );
+            // The test harness captures `eprintln!` of passing tests; writing to the stderr handle itself keeps
+            // the skip visible in every run.
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!("skipped: sample assets not found (set {ASSETS_VAR})\n").as_bytes(),
+            );
+            return None;
+        };
+        Some(PathBuf::from(dir).join("gltf").join(name).join(format!("{name}.glb")))
+    }
+
+    /// The world matrix of every joint of `skeleton` posed by `local`, multiplied in f64:
+    /// `root_transform` times the chain of local matrices.
+    fn joint_worlds(skeleton: &Skeleton, local: &[Transform]) -> Vec<DMat4> {
+        let root = skeleton.root_transform.as_dmat4();
+        let mut out: Vec<DMat4> = Vec::with_capacity(local.len());
+        for (l, &p) in local.iter().zip(&skeleton.parents) {
+            let q = l.rotation;
+            let m = DMat4::from_scale_rotation_translation(
+                l.scale.as_dvec3(),
+                DQuat::from_xyzw(f64::from(q.x), f64::from(q.y), f64::from(q.z), f64::from(q.w)),
+                l.translation.as_dvec3(),
+            );
+            let parent = if p == anim_pose::NO_PARENT {
+                root
+            } else {
+                out[usize::from(p)]
+            };
+            out.push(parent * m);
+        }
+        out
+    }
+
+    /// The times checked: every key time of `clip` and the midpoints between keys, then, in every frame interval
+    /// of `rc`, its midpoint and the two points `1/2 ∓ 1/(2√3)` of the way where a normalized lerp strays most from
+    /// a slerp: the times at which the build measures whole poses.
+    fn check_times(clip: &Clip, rc: &RuntimeClip) -> Vec<f32> {
+        let mut keys: Vec<f32> = clip.channels.iter().flat_map(|c| c.times.iter().copied()).collect();
+        keys.sort_by(f32::total_cmp);
+        keys.dedup();
+        let mut times = keys.clone();
+        times.extend(keys.windows(2).map(|w| 0.5 * (w[0] + w[1])));
+        for f in 0..rc.frame_count().saturating_sub(1) {
+            let (a, b) = (f64::from(rc.frame_time(f)), f64::from(rc.frame_time(f + 1)));
+            let points = [0.211_324_865_405_187_1, 0.5, 0.788_675_134_594_812_9];
+            times.extend(points.map(|u| (a + (b - a) * u) as f32));
+        }
+        times.retain(|t| (0.0..=clip.duration).contains(t));
+        times
+    }
+
+    /// The largest distance between the corners of a cube of half-size `distance` (model units) around a joint,
+    /// carried by `a` and by `b`, the cube scaled into the joint's frame by the largest column length of `b`.
+    fn cube_distance(a: &DMat4, b: &DMat4, distance: f64) -> f64 {
+        let scale = [b.x_axis, b.y_axis, b.z_axis]
+            .iter()
+            .map(|c| c.truncate().length())
+            .fold(0.0, f64::max);
+        let h = distance / scale;
+        let d = *a - *b;
+        (0..8)
+            .map(|i| {
+                let c = DVec3::new(
+                    if i & 1 == 0 { -h } else { h },
+                    if i & 2 == 0 { -h } else { h },
+                    if i & 4 == 0 { -h } else { h },
+                );
+                d.transform_point3(c).length()
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// Linear-blend skinning of `mesh` by the joint world matrices `worlds` of `skeleton`, in f64.
+    fn skin(skeleton: &Skeleton, worlds: &[DMat4], mesh: &SkinnedMesh) -> Vec<DVec3> {
+        let palette: Vec<DMat4> = skeleton
+            .skin_joints
+            .iter()
+            .zip(&skeleton.inverse_bind_matrices)
+            .map(|(&j, ibm)| worlds[usize::from(j)] * ibm.as_dmat4())
+            .collect();
+        mesh.positions
+            .iter()
+            .zip(&mesh.joints)
+            .zip(&mesh.weights)
+            .map(|((p, js), ws)| {
+                let p = p.as_dvec3();
+                js.iter()
+                    .zip(ws)
+                    .map(|(&j, &w)| f64::from(w) * palette[usize::from(j)].transform_point3(p))
+                    .sum()
+            })
+            .collect()
+    }
+
+    /// What one kind of runtime clip reached against the evaluator over every clip and check time.
+    #[derive(Default)]
+    struct Worst {
+        /// The largest runtime-to-evaluator distance, the time and the clip's skeleton.
+        runtime: (f64, f32, usize),
+        /// The largest exact-to-evaluator distance.
+        exact: f64,
+        /// The largest model-space error the builds reported.
+        reported: f32,
+        /// The most frames of a clip.
+        frames: usize,
+    }
+
+    /// Checks the runtime clips of every skeleton of `model`, built by `build`, at [`check_times`]: `measure`
+    /// gives the distance between two poses (joint world matrices) of a skeleton at a time, against the evaluator's
+    /// poses, and the runtime's must be within the budget plus the exact path's own distance.
+    fn check(
+        model: &Model,
+        what: &str,
+        build: impl Fn(&Clip, &Skeleton) -> RuntimeClip,
+        measure: impl Fn(&Skeleton, usize, &[DMat4], f32) -> f64,
+    ) -> Worst {
+        let budget = RuntimeClipOptions::default().budget.translation;
+        let mut worst = Worst::default();
+        for clip in &model.clips {
+            let skeleton = &model.skeletons[clip.skeleton];
+            let rc = build(clip, skeleton);
+            assert!(rc.warning().is_none(), "{what}: {:?}", rc.warning());
+            assert!(rc.error().model <= budget, "{what}: {:?}", rc.error());
+            worst.reported = worst.reported.max(rc.error().model);
+            worst.frames = worst.frames.max(rc.frame_count());
+            let mut local = vec![Transform::IDENTITY; skeleton.joint_count()];
+            for t in check_times(clip, &rc) {
+                clip.sample_local_pose(skeleton, t, &mut local).expect("valid");
+                let exact = measure(skeleton, clip.skeleton, &joint_worlds(skeleton, &local), t);
+                rc.sample_reference(t, &mut local).expect("valid");
+                let runtime = measure(skeleton, clip.skeleton, &joint_worlds(skeleton, &local), t);
+                assert!(
+                    runtime <= f64::from(budget) + exact,
+                    "{what}, skeleton {} at {t} s: the runtime pose is {runtime:.3e} from the independent \
+                     evaluator, more than the budget {budget:.1e} plus the exact path's {exact:.3e}",
+                    clip.skeleton
+                );
+                if runtime > worst.runtime.0 {
+                    worst.runtime = (runtime, t, clip.skeleton);
+                }
+                worst.exact = worst.exact.max(exact);
+            }
+        }
+        let (runtime, t, skeleton) = worst.runtime;
+        eprintln!(
+            "RecursiveSkeletons, {what}: largest distance from the independent evaluator {runtime:.3e} (skeleton \
+             {skeleton} at {t:.3} s; the exact path's largest {:.3e}), budget {budget:.1e}; the builds reported at \
+             most {:.3e}, with at most {} frames",
+            worst.exact, worst.reported, worst.frames
+        );
+        worst
+    }
+
+    #[test]
+    fn recursive_skeletons_runtime_clips_hold_their_model_space_budget() {
+        let Some(path) = sample_path("RecursiveSkeletons") else {
+            return;
+        };
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        let model = anim_pose::import_slice(&bytes, None).expect("the model imports");
+        let reference = Reference {
+            glb: Glb::parse(&bytes),
+            animation: Some(model.clips[0].animation),
+            worlds: RefCell::default(),
+            skinned: RefCell::default(),
+        };
+        let options = RuntimeClipOptions::default();
+        // The default build: cubes of `vertex_distance` around every joint, against the evaluator's node matrices.
+        check(
+            &model,
+            "cubes around the joints (RuntimeClip::build)",
+            |clip, skeleton| RuntimeClip::build(clip, skeleton, &options).expect("builds"),
+            |skeleton, _, worlds, t| {
+                let reference = reference.worlds(t);
+                worlds
+                    .iter()
+                    .zip(&skeleton.joint_nodes)
+                    .map(|(w, node)| cube_distance(w, &reference[node], f64::from(options.vertex_distance)))
+                    .fold(0.0, f64::max)
+            },
+        );
+        // With the meshes' virtual vertices: the skinned vertices themselves, against the evaluator's skinning.
+        let meshes_of = |s: usize| -> Vec<(usize, &SkinnedMesh)> {
+            model
+                .bindings
+                .iter()
+                .filter(|b| b.skeleton == s)
+                .flat_map(|b| model.meshes[b.meshes.clone()].iter().map(move |m| (b.node, m)))
+                .collect()
+        };
+        check(
+            &model,
+            "skinned vertices (RuntimeClip::build_with_vertices)",
+            |clip, skeleton| {
+                let meshes: Vec<&SkinnedMesh> = meshes_of(clip.skeleton).into_iter().map(|(_, m)| m).collect();
+                let vertices = VirtualVertices::from_meshes(skeleton, &meshes).expect("valid meshes");
+                RuntimeClip::build_with_vertices(clip, skeleton, &options, &vertices).expect("builds")
+            },
+            |skeleton, s, worlds, t| {
+                let drawn = meshes_of(s);
+                let reference = reference.skinned(t);
+                let mut worst = 0.0f64;
+                for (node, mesh) in &drawn {
+                    let r = reference
+                        .iter()
+                        .find(|r| r.node == *node && r.primitive == mesh.primitive)
+                        .expect("the evaluator skins every drawn primitive");
+                    for (p, q) in skin(skeleton, worlds, mesh).iter().zip(&r.positions) {
+                        worst = worst.max(p.distance(*q));
+                    }
+                }
+                worst
+            },
+        );
+        // `cargo xtask skin`'s runtime path, in f32 from sampling to skinning, at the key times and the midpoints
+        // between them: within the budget plus twice the exact path's f32 rounding, which stands in for the
+        // runtime jobs' own.
+        let clip = &model.clips[0];
+        let mut keys: Vec<f32> = clip.channels.iter().flat_map(|c| c.times.iter().copied()).collect();
+        keys.sort_by(f32::total_cmp);
+        keys.dedup();
+        let mut times = keys.clone();
+        times.extend(keys.windows(2).map(|w| 0.5 * (w[0] + w[1])));
+        let name = "RecursiveSkeletons.glb";
+        let paths =
+            [EvalPath::Exact, EvalPath::Runtime].map(|p| skin_model(&model, name, 0, &times, p).expect("skins"));
+        let budget = f64::from(options.budget.translation);
+        let mut worst = (0.0f64, 0.0f64, 0.0f32);
+        for (i, &t) in times.iter().enumerate() {
+            let reference = reference.skinned(t);
+            let [exact, runtime] = [&paths[0], &paths[1]].map(|report| {
+                let mut d = 0.0f64;
+                for (m, r) in report.meshes.iter().zip(reference.iter()) {
+                    assert_eq!((m.node, m.primitive), (r.node, r.primitive), "scene order");
+                    for (p, q) in m.positions[i].chunks_exact(3).zip(&r.positions) {
+                        d = d.max((DVec3::new(p[0].into(), p[1].into(), p[2].into()) - *q).length());
+                    }
+                }
+                d
+            });
+            assert!(
+                runtime <= budget + 2.0 * exact,
+                "the f32 runtime path at {t} s is {runtime:.3e} from the independent evaluator, more than the budget \
+                 {budget:.1e} plus twice the exact path's {exact:.3e}"
+            );
+            if runtime > worst.0 {
+                worst = (runtime, exact, t);
+            }
+        }
+        eprintln!(
+            "RecursiveSkeletons, `cargo xtask skin --path runtime` (f32): largest distance from the independent \
+             evaluator {:.3e} at {:.3} s (the exact path's {:.3e} there), budget {budget:.1e}",
+            worst.0, worst.2, worst.1
+        );
+    }
 }
