@@ -148,8 +148,8 @@ fn cull_ms(gpu: &Gpu, r: &CrowdRenderer, view: &mut CrowdView, camera: &FrameCam
 
 /// Measures `side²` instances for `frames` frames, the moving frames too when `moving`. With `bake` (bone and
 /// vertex animation of the scene's character, and its meshes' first baked vertices) every instance but the unique
-/// few (and the pooled few above screen size 0.2) is in the baked tier, drawn from the bake; otherwise they are
-/// pooled.
+/// few is drawn from the bake (those above screen size 0.2 in the pooled tier, the crowd has no pose pool);
+/// otherwise they are pooled.
 pub(crate) fn measure(
     gpu: &Gpu,
     scene: &Scene,
@@ -168,6 +168,8 @@ pub(crate) fn measure(
             [0.3, 1e-7, 5e-8]
         },
         max_unique: 16,
+        // A baked crowd needs no pose pool: the bake draws the pooled tier and the unique tier's overflow.
+        pose_pool: bake.is_none(),
         ..FrameSettings::default()
     };
     let mut crowd: CrowdFrame = CrowdFrame::new(&character, settings)?;

@@ -104,6 +104,10 @@ pub enum Error {
         /// The value given.
         max_unique: usize,
     },
+    /// [`FrameSettings::pose_pool`](crate::FrameSettings::pose_pool) is `false` on the CPU-culled path, which draws
+    /// every tier but the unique one from the pool.
+    #[error("FrameSettings::pose_pool: is false; a crowd without a pose pool needs gpu_driven")]
+    PosePool,
     /// A spawn's clip is not one of the character's.
     #[error("spawn {spawn} clip: is {clip}; the character has {clips} clips")]
     SpawnClip {

@@ -65,6 +65,11 @@ pub struct FrameSettings {
     /// resident instances ([`Packet::resident`]), the pool's clip slots and the few unique instances nearest the
     /// camera, and a GPU pass culls and draws the rest. Default `false` (the CPU-culled path).
     pub gpu_driven: bool,
+    /// Whether the step keeps the shared pose pool. `false` is for GPU-driven crowds whose renderer has a
+    /// bone-animation bake: the step then neither updates nor flattens the pool, the packet says so
+    /// ([`ResidentChanges::pose_pool`](crate::ResidentChanges::pose_pool)), and the renderer draws the GPU-drawn
+    /// instances of the unique and pooled tiers from the bake. Needs `gpu_driven`. Default `true`.
+    pub pose_pool: bool,
 }
 
 impl Default for FrameSettings {
@@ -82,6 +87,7 @@ impl Default for FrameSettings {
             overrun: Overrun::Wait,
             streaming: false,
             gpu_driven: false,
+            pose_pool: true,
         }
     }
 }
@@ -182,6 +188,9 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
             return Err(Error::MaxUnique {
                 max_unique: settings.max_unique,
             });
+        }
+        if !settings.pose_pool && !settings.gpu_driven {
+            return Err(Error::PosePool);
         }
         let mut store = InstanceStore::new(settings.cluster)?;
         let group = store.add_group(GroupDesc {
@@ -659,16 +668,18 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         )
     }
 
-    /// Flattens the pool's live slots and the unique poses into `packet`'s palettes in format `F`.
+    /// Flattens the pool's live slots (with [`FrameSettings::pose_pool`]) and the unique poses into `packet`'s palettes in format `F`.
     fn flatten_palettes(&self, packet: &mut Packet<F>) -> Result<()> {
         let s = self.character.binding().skin_joint_count();
-        PoolFlattenJob {
-            binding: self.character.binding(),
-            pool: &self.pool,
-            output: &mut packet.pool_palettes,
-            streaming: self.settings.streaming,
+        if self.settings.pose_pool {
+            PoolFlattenJob {
+                binding: self.character.binding(),
+                pool: &self.pool,
+                output: &mut packet.pool_palettes,
+                streaming: self.settings.streaming,
+            }
+            .run()?;
         }
-        .run()?;
         let n = self.unique_count;
         packet.unique_palettes.resize(n * s, bytemuck::Zeroable::zeroed());
         FlattenJob {

@@ -160,7 +160,7 @@ pub struct DirtyRanges {
 /// The resident instances a GPU-driven frame changed: slot ranges, ascending and disjoint, and the new state of
 /// every slot in them, range after range. A renderer applies the changes of every frame it reads, in order; a frame
 /// dropped under `Overrun::DropOldest` has its changes folded in front of the next frame's (which win).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResidentChanges {
     /// The store's slot count: the resident buffer's extent.
     pub slot_count: u32,
@@ -175,6 +175,24 @@ pub struct ResidentChanges {
     pub clips: Vec<ResidentClip>,
     /// The pose pool's time: looping clips' slots are spread from it.
     pub pool_time: f32,
+    /// Whether the pool's slot palettes are live. `false` under
+    /// [`FrameSettings::pose_pool`](crate::FrameSettings::pose_pool) `= false`: the packet's pool palettes are
+    /// stale, and the renderer must draw the unique and pooled tiers' GPU-drawn instances from a bake.
+    pub pose_pool: bool,
+}
+
+impl Default for ResidentChanges {
+    fn default() -> Self {
+        Self {
+            slot_count: 0,
+            ranges: Vec::new(),
+            instances: Vec::new(),
+            owners: Vec::new(),
+            clips: Vec::new(),
+            pool_time: 0.0,
+            pose_pool: true,
+        }
+    }
 }
 
 /// One frame for the render thread, handed over by the crowd's

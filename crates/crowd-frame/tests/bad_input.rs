@@ -94,6 +94,14 @@ fn settings_that_do_not_fit_the_character_are_refused() {
         CrowdFrame::<'_, PaletteEntry>::new(&c, no_unique),
         Error::MaxUnique { max_unique: 0 }
     );
+    let cpu_culled_without_pool = FrameSettings {
+        pose_pool: false,
+        ..FrameSettings::default()
+    };
+    fails!(
+        CrowdFrame::<'_, PaletteEntry>::new(&c, cpu_culled_without_pool),
+        Error::PosePool
+    );
     let two_dropping = FrameSettings {
         packets: 2,
         overrun: Overrun::DropOldest,

@@ -1,10 +1,11 @@
 //! [`CrowdFrame::step`] on the GPU-driven path ([`FrameSettings::gpu_driven`]): the CPU's frame follows what
 //! changed, not how many instances exist. It progresses crossfades, maintains clusters, picks the few unique
-//! instances from the clusters near the camera (O(clusters)), updates the pose pool and flattens its clip slots,
-//! animates the unique instances, and hands over the resident instances whose state changed. It culls nothing and
+//! instances from the clusters near the camera (O(clusters)), updates the pose pool and flattens its clip slots
+//! (unless [`FrameSettings::pose_pool`] is off: a renderer with a bake needs no pool), animates the unique instances, and hands over the resident instances whose state changed. It culls nothing and
 //! packs no record for the rest: a GPU pass culls them per view and draws them from the resident buffer.
 //!
 //! [`FrameSettings::gpu_driven`]: super::FrameSettings::gpu_driven
+//! [`FrameSettings::pose_pool`]: super::FrameSettings::pose_pool
 
 use std::ops::Range;
 use std::time::Instant;
@@ -65,7 +66,9 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
         self.prev_unique.extend_from_slice(&self.unique_slots[..n]);
         let t_cull = Instant::now();
 
-        self.pool.update(now)?;
+        if self.settings.pose_pool {
+            self.pool.update(now)?;
+        }
         let t_pool = Instant::now();
         self.animate_uniques(now)?;
         let t_unique = Instant::now();
@@ -174,10 +177,15 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
             });
         }
         res.pool_time = self.pool.time();
+        res.pose_pool = self.settings.pose_pool;
 
         let entry = size_of::<F>() * s;
         let dirty = &mut packet.dirty;
-        live_slot_ranges(&self.pool, entry, &mut dirty.pool_palettes);
+        if self.settings.pose_pool {
+            live_slot_ranges(&self.pool, entry, &mut dirty.pool_palettes);
+        } else {
+            dirty.pool_palettes.clear();
+        }
         dirty.unique_palettes.clear();
         dirty.records.clear();
         if n > 0 {
@@ -207,7 +215,11 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
         stats.unique = n as u32;
         stats.unique_overflow = 0;
         stats.fading = fading as u32;
-        stats.live_slots = self.pool.live_slots().map(|r| r.slot_count).sum();
+        stats.live_slots = if self.settings.pose_pool {
+            self.pool.live_slots().map(|r| r.slot_count).sum()
+        } else {
+            0
+        };
         stats.crossfade_buckets = 0;
         stats.resident_changed = changed as u32;
         stats.dirty_bytes = dirty_bytes;

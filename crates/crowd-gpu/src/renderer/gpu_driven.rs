@@ -92,6 +92,8 @@ pub(crate) struct GpuDriven {
     pub(crate) generation: u64,
     /// The animation clock of the last packet (the cull's segment bounds need it).
     now: f32,
+    /// Whether the last packet's pose pool was live (`ResidentChanges::pose_pool`).
+    pose_pool: bool,
 }
 
 /// The pipelines of the GPU-driven indirect draws, for u8 and u16 joints: the pose pool's (`vs_resident_*`), a
@@ -305,6 +307,7 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
             draw_mesh,
             generation: 0,
             now: 0.0,
+            pose_pool: true,
         });
         Ok(())
     }
@@ -335,6 +338,14 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
             return Ok(0);
         };
         let res = packet.resident();
+        if !res.pose_pool && g.bat.is_none() {
+            return Err(Error::Bake {
+                clip: None,
+                what: "is missing: a frame without a pose pool (FrameSettings::pose_pool) draws its unique and \
+                       pooled tiers from a bone-animation bake (set_bat)",
+            });
+        }
+        g.pose_pool = res.pose_pool;
         if let Some(bat) = &g.bat {
             bat.check(&res.clips, packet.skin_joint_count())?;
         }
@@ -546,11 +557,13 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
         pass.set_bind_group(3, resident_group, &[]);
         for (i, &m) in g.draw_mesh.iter().enumerate() {
             let mesh = &self.meshes[m as usize];
-            // The baked and VAT tiers draw from their bakes when there are, from the pose pool otherwise.
+            // The baked and VAT tiers draw from their bakes when there are, from the pose pool otherwise; without a
+            // pose pool, the unique tier's GPU-drawn overflow and the pooled tier draw from the bone-animation bake.
             let tier = g.draw_slots[i].bucket % TIER_COUNT as u32;
             let joints = usize::from(mesh.joints_u16);
+            let from_bake = t_from_bake(tier, g.pose_pool);
             match (&view.baked_group, tier) {
-                (Some(baked_group), t) if t == Tier::Baked as u32 => {
+                (Some(baked_group), _) if from_bake => {
                     pass.set_bind_group(0, baked_group, &[0]);
                     pass.set_pipeline(&pipelines.baked[joints]);
                 }
@@ -570,6 +583,11 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
             pass.draw_indexed_indirect(cull.args_buffer(), i as u64 * 20);
         }
     }
+}
+
+/// Whether a bucket of `tier` draws from the bone-animation bake (when the renderer has one).
+fn t_from_bake(tier: u32, pose_pool: bool) -> bool {
+    tier == Tier::Baked as u32 || (!pose_pool && tier <= Tier::Pooled as u32)
 }
 
 fn clip_buffer(device: &wgpu::Device, clips: usize) -> wgpu::Buffer {

@@ -165,9 +165,21 @@ pub fn tiered_crowd<'a>(
     tier_thresholds: [f32; 3],
 ) -> (CrowdFrame<'a>, Vec<Handle>, CrowdRenderer) {
     let settings = FrameSettings {
-        gpu_driven: true,
         tier_thresholds,
         ..scene.settings.clone()
+    };
+    crowd_with(gpu, scene, settings)
+}
+
+/// A GPU-driven crowd of `scene` with `settings` (`gpu_driven` set), and its renderer.
+pub fn crowd_with<'a>(
+    gpu: &Gpu,
+    scene: &'a Scene,
+    settings: FrameSettings,
+) -> (CrowdFrame<'a>, Vec<Handle>, CrowdRenderer) {
+    let settings = FrameSettings {
+        gpu_driven: true,
+        ..settings
     };
     let mut crowd = CrowdFrame::new(&scene.character, settings).expect("a crowd");
     let mut handles = vec![Handle::default(); scene.spawns.len()];
