@@ -39,7 +39,7 @@ fn parse_args() -> Result<Args, String> {
             "--bench" => {}
             "-h" | "--help" => {
                 return Err(format!(
-                    "usage: cargo xtask bench [--quick] [--gpu] [--json FILE] [GROUP...]\ngroups: {} (crowd_gpu_device runs \
+                    "usage: cargo xtask bench [--quick] [--gpu] [--json FILE] [GROUP...]\ngroups: {} (crowd_gpu_device and baked_device run \
                      with --gpu or when named)",
                     GROUPS.join(", ")
                 ));
@@ -59,7 +59,7 @@ fn parse_args() -> Result<Args, String> {
 /// Every group, by crate.
 /// `pool_k` computes the pose-pool slot counts for error budgets; it takes tens of seconds, so `--quick` skips it
 /// unless it is named.
-/// `crowd_gpu_device` renders up to 1M instances; it runs with `--gpu` or when named.
+/// `crowd_gpu_device` and `baked_device` render up to 1M instances; they run with `--gpu` or when named.
 const GROUPS: &[&str] = &[
     "anim_pose",
     "pool_k",
@@ -70,6 +70,7 @@ const GROUPS: &[&str] = &[
     "crowd_gpu_device",
     "gpu_driven",
     "baked",
+    "baked_device",
 ];
 
 fn main() {
@@ -147,6 +148,12 @@ fn main() {
         && let Err(e) = crowd_benches::groups::crowd_gpu::run_device(&mut figures)
     {
         eprintln!("error: crowd_gpu_device group: {e}");
+        std::process::exit(1);
+    }
+    if (args.gpu || named("baked_device"))
+        && let Err(e) = crowd_benches::groups::baked::run_device(&mut figures)
+    {
+        eprintln!("error: baked_device group: {e}");
         std::process::exit(1);
     }
     print!("{}", report_table(&figures));

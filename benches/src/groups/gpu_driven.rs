@@ -23,7 +23,7 @@
 use std::time::Instant;
 
 use crowd_cull::Handle;
-use crowd_frame::{ClipId, CrowdFrame, FrameCamera, FrameSettings};
+use crowd_frame::{Character, ClipId, CrowdFrame, FrameCamera, FrameSettings};
 use crowd_gpu::headless::Gpu;
 use crowd_gpu::{CULL_BUCKETS, CrowdRenderer, CrowdView, RenderPath};
 use crowd_mesh::Material;
@@ -50,7 +50,7 @@ fn median(v: &mut [f64]) -> f64 {
 
 /// The frame's work on the CPU; returns its seconds and what `prepare` uploaded.
 #[expect(clippy::too_many_arguments, reason = "the frame's parts")]
-fn frame(
+pub(crate) fn frame(
     gpu: &Gpu,
     crowd: &mut CrowdFrame<'_>,
     r: &mut CrowdRenderer,
@@ -107,7 +107,12 @@ fn frame(
 }
 
 /// The cull pass's GPU milliseconds for `view`, from timestamps.
-fn cull_ms(gpu: &Gpu, r: &CrowdRenderer, view: &mut CrowdView, camera: &FrameCamera) -> BenchResult<Option<f64>> {
+pub(crate) fn cull_ms(
+    gpu: &Gpu,
+    r: &CrowdRenderer,
+    view: &mut CrowdView,
+    camera: &FrameCamera,
+) -> BenchResult<Option<f64>> {
     if !gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
         return Ok(None);
     }
@@ -146,33 +151,36 @@ fn cull_ms(gpu: &Gpu, r: &CrowdRenderer, view: &mut CrowdView, camera: &FrameCam
     Ok(Some(median(&mut runs)))
 }
 
-/// Measures `side²` instances for `frames` frames, the moving frames too when `moving`. With `bake` (bone and
-/// vertex animation of the scene's character, and its meshes' first baked vertices) every instance but the unique
-/// few is drawn from the bake (those above screen size 0.2 in the pooled tier, the crowd has no pose pool);
-/// otherwise they are pooled.
-pub(crate) fn measure(
+/// A GPU-driven crowd of `side²` instances of the scene's character on the bench's grid, its renderer, a view and
+/// the camera high above a corner.
+pub(crate) struct Driven<'a> {
+    pub(crate) crowd: CrowdFrame<'a>,
+    pub(crate) handles: Vec<Handle>,
+    pub(crate) r: CrowdRenderer,
+    pub(crate) view: CrowdView,
+    pub(crate) camera: FrameCamera,
+}
+
+/// [`Driven`] with `tier_thresholds` (16 unique at most). With `bake` (bone and vertex animation of the scene's
+/// character, and its meshes' first baked vertices) the renderer draws the baked and VAT tiers from it and the crowd
+/// has no pose pool (the bake draws the pooled tier too).
+pub(crate) fn driven<'a>(
     gpu: &Gpu,
     scene: &Scene,
+    character: &'a Character,
     side: u32,
-    frames: usize,
-    moving: bool,
+    tier_thresholds: [f32; 3],
     bake: Option<(&anim_bake::Bake, &[u32])>,
-) -> BenchResult<Measured> {
-    let character = scene.character()?;
+) -> BenchResult<Driven<'a>> {
     let settings = FrameSettings {
         gpu_driven: true,
         lod_thresholds: scene.lod_thresholds.clone(),
-        tier_thresholds: if bake.is_some() {
-            [0.3, 0.2, 5e-8]
-        } else {
-            [0.3, 1e-7, 5e-8]
-        },
+        tier_thresholds,
         max_unique: 16,
-        // A baked crowd needs no pose pool: the bake draws the pooled tier and the unique tier's overflow.
         pose_pool: bake.is_none(),
         ..FrameSettings::default()
     };
-    let mut crowd: CrowdFrame = CrowdFrame::new(&character, settings)?;
+    let mut crowd: CrowdFrame = CrowdFrame::new(character, settings)?;
     let spawns = crate::groups::frame::grid_spawns(side, character.clips().len());
     let mut handles = vec![Handle::default(); spawns.len()];
     crowd.add_many(&spawns, &mut handles)?;
@@ -192,7 +200,40 @@ pub(crate) fn measure(
             first_vertex,
         )?;
     }
-    let mut view = r.create_view(&gpu.device, &gpu.queue)?;
+    let view = r.create_view(&gpu.device, &gpu.queue)?;
+    Ok(Driven {
+        crowd,
+        handles,
+        r,
+        view,
+        camera,
+    })
+}
+
+/// Measures `side²` instances for `frames` frames, the moving frames too when `moving`. With `bake` every instance
+/// but the unique few is drawn from the bake (see [`driven`]: baked above screen size 5e-8, VAT below); otherwise
+/// they are pooled.
+pub(crate) fn measure(
+    gpu: &Gpu,
+    scene: &Scene,
+    side: u32,
+    frames: usize,
+    moving: bool,
+    bake: Option<(&anim_bake::Bake, &[u32])>,
+) -> BenchResult<Measured> {
+    let character = scene.character()?;
+    let tiers = if bake.is_some() {
+        [0.3, 0.2, 5e-8]
+    } else {
+        [0.3, 1e-7, 5e-8]
+    };
+    let Driven {
+        mut crowd,
+        handles,
+        mut r,
+        mut view,
+        camera,
+    } = driven(gpu, scene, &character, side, tiers, bake)?;
     let target = crowd_gpu::headless::OffscreenTarget::new(&gpu.device, 1280, 720)?;
     let n = handles.len();
 
