@@ -9,6 +9,7 @@
 //! that runtime clips hold their model-space budget against it.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use glam::{DMat4, DQuat, DVec3, DVec4};
 use serde_json::Value;
@@ -324,6 +325,26 @@ pub fn glb_bytes(mut doc: Value, bin: Vec<u8>) -> Vec<u8> {
     crate::character::glb::glb(serde_json::to_vec(&doc).expect("serializes"), bin)
 }
 
+/// The path of a sample model's GLB file: a loud skip when `CROWD_SAMPLE_ASSETS` is unset outside CI, a failure
+/// when it is unset on CI (the convention of `crates/anim-pose/tests/common/mod.rs`).
+pub(crate) fn sample_path(name: &str) -> Option<PathBuf> {
+    const ASSETS_VAR: &str = "CROWD_SAMPLE_ASSETS";
+    let Some(dir) = std::env::var_os(ASSETS_VAR) else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{ASSETS_VAR} is not set on CI: the sample-asset tests cannot run (set it to the shared assets folder)"
+        );
+        // The test harness captures `eprintln!` of passing tests; writing to the stderr handle itself keeps
+        // the skip visible in every run.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("skipped: sample assets not found (set {ASSETS_VAR})\n").as_bytes(),
+        );
+        return None;
+    };
+    Some(PathBuf::from(dir).join("gltf").join(name).join(format!("{name}.glb")))
+}
+
 #[cfg(test)]
 mod tests {
     //! Runtime clips against the independent evaluator, in model space: the budget of a runtime clip bounds how far
@@ -333,13 +354,12 @@ mod tests {
 
     use std::cell::RefCell;
     use std::collections::HashMap;
-    use std::path::PathBuf;
     use std::rc::Rc;
 
     use anim_pose::{Clip, Model, RuntimeClip, RuntimeClipOptions, Skeleton, SkinnedMesh, Transform, VirtualVertices};
     use glam::{DMat4, DQuat, DVec3};
 
-    use super::{Glb, Skinned};
+    use super::{Glb, Skinned, sample_path};
     use crate::skin::{EvalPath, skin_model};
 
     /// The evaluator's answers for one animation, kept per time: the clips of a file share most of their check
@@ -369,26 +389,6 @@ mod tests {
             let entry = memo.entry(t.to_bits());
             Rc::clone(entry.or_insert_with(|| Rc::new(self.glb.skinned(self.animation, f64::from(t)))))
         }
-    }
-
-    /// The path of a sample model's GLB file: a loud skip when `CROWD_SAMPLE_ASSETS` is unset outside CI, a failure
-    /// when it is unset on CI (the convention of `crates/anim-pose/tests/common/mod.rs`).
-    fn sample_path(name: &str) -> Option<PathBuf> {
-        const ASSETS_VAR: &str = "CROWD_SAMPLE_ASSETS";
-        let Some(dir) = std::env::var_os(ASSETS_VAR) else {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "{ASSETS_VAR} is not set on CI: the sample-asset tests cannot run (set it to the shared assets folder)"
-            );
-            // The test harness captures `eprintln!` of passing tests; writing to the stderr handle itself keeps
-            // the skip visible in every run.
-            let _ = std::io::Write::write_all(
-                &mut std::io::stderr(),
-                format!("skipped: sample assets not found (set {ASSETS_VAR})\n").as_bytes(),
-            );
-            return None;
-        };
-        Some(PathBuf::from(dir).join("gltf").join(name).join(format!("{name}.glb")))
     }
 
     /// The world matrix of every joint of `skeleton` posed by `local`, multiplied in f64:

@@ -148,13 +148,7 @@ pub fn run_device(figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::error::E
         }
         // Every instance in the baked tier (no unique or pooled one), then every one in the VAT tier.
         for (name, tiers) in [("gpu_ms", [50.0, 40.0, 1e-12]), ("vat_gpu_ms", [50.0, 40.0, 30.0])] {
-            let crate::groups::gpu_driven::Driven {
-                mut crowd,
-                mut r,
-                mut view,
-                camera,
-                ..
-            } = crate::groups::gpu_driven::driven(
+            let mut d = crate::groups::gpu_driven::driven(
                 &gpu,
                 &scene,
                 &character,
@@ -163,23 +157,15 @@ pub fn run_device(figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::error::E
                 Some((&baked, &first_vertex)),
             )?;
             for _ in 0..3 {
-                crate::groups::gpu_driven::frame(
-                    &gpu,
-                    &mut crowd,
-                    &mut r,
-                    &mut view,
-                    &camera,
-                    &target.color_view,
-                    &target.depth_view,
-                    &mut |_| {},
-                )?;
+                crate::groups::gpu_driven::frame(&gpu, &mut d, &target, &mut |_| {})?;
             }
-            let cull = crate::groups::gpu_driven::cull_ms(&gpu, &r, &mut view, &camera)?.ok_or("no timestamps")?;
+            let cull =
+                crate::groups::gpu_driven::cull_ms(&gpu, &d.r, &mut d.view, &d.camera)?.ok_or("no timestamps")?;
             // The first render compiles the pipelines; the median of the next three is timed.
-            target.render(&gpu, wgpu::Color::BLACK, |pass| r.render_view(&view, pass))?;
+            target.render(&gpu, wgpu::Color::BLACK, |pass| d.r.render_view(&d.view, pass))?;
             let mut draws = Vec::with_capacity(3);
             for _ in 0..3 {
-                let (_, ms) = target.render_timed(&gpu, wgpu::Color::BLACK, |pass| r.render_view(&view, pass))?;
+                let (_, ms) = target.render_timed(&gpu, wgpu::Color::BLACK, |pass| d.r.render_view(&d.view, pass))?;
                 draws.push(ms.ok_or("no timestamps")?);
             }
             draws.sort_by(f64::total_cmp);

@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use crowd_cull::Handle;
 use crowd_frame::{Character, ClipId, CrowdFrame, FrameCamera, FrameSettings};
-use crowd_gpu::headless::Gpu;
+use crowd_gpu::headless::{Gpu, OffscreenTarget};
 use crowd_gpu::{CULL_BUCKETS, CrowdRenderer, CrowdView, RenderPath};
 use crowd_mesh::Material;
 use glam::Vec3;
@@ -48,18 +48,19 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// The frame's work on the CPU; returns its seconds and what `prepare` uploaded.
-#[expect(clippy::too_many_arguments, reason = "the frame's parts")]
+/// The frame's work on the CPU for `d`, drawn into `target`; returns its seconds, what `prepare` uploaded and its
+/// draws.
 pub(crate) fn frame(
     gpu: &Gpu,
-    crowd: &mut CrowdFrame<'_>,
-    r: &mut CrowdRenderer,
-    view: &mut CrowdView,
-    camera: &FrameCamera,
-    target: &wgpu::TextureView,
-    depth: &wgpu::TextureView,
+    d: &mut Driven<'_>,
+    target: &OffscreenTarget,
     game: &mut dyn FnMut(&mut CrowdFrame<'_>),
 ) -> BenchResult<(f64, u64, u32)> {
+    let Driven {
+        crowd, r, view, camera, ..
+    } = d;
+    let camera = &*camera;
+    let (target, depth) = (&target.color_view, &target.depth_view);
     let start = Instant::now();
     game(crowd);
     crowd.step(1.0 / 60.0, camera)?;
@@ -227,15 +228,9 @@ pub(crate) fn measure(
     } else {
         [0.3, 1e-7, 5e-8]
     };
-    let Driven {
-        mut crowd,
-        handles,
-        mut r,
-        mut view,
-        camera,
-    } = driven(gpu, scene, &character, side, tiers, bake)?;
-    let target = crowd_gpu::headless::OffscreenTarget::new(&gpu.device, 1280, 720)?;
-    let n = handles.len();
+    let mut d = driven(gpu, scene, &character, side, tiers, bake)?;
+    let target = OffscreenTarget::new(&gpu.device, 1280, 720)?;
+    let n = d.handles.len();
 
     // The first 10 frames (warm-up) upload the whole crowd and compile the pipelines; the rest are timed.
     let mut still = |_: &mut CrowdFrame<'_>| {};
@@ -243,37 +238,28 @@ pub(crate) fn measure(
     let mut upload_static = 0;
     let mut draws = 0;
     for i in 0..10 + frames {
-        let (s, up, d) = frame(
-            gpu,
-            &mut crowd,
-            &mut r,
-            &mut view,
-            &camera,
-            &target.color_view,
-            &target.depth_view,
-            &mut still,
-        )?;
+        let (s, up, cpu_draws) = frame(gpu, &mut d, &target, &mut still)?;
         if i >= 10 {
             static_runs.push(s * 1e3);
             upload_static = up;
-            draws = d + view.cull().map_or(0, |c| c.draw_count());
+            draws = cpu_draws + d.view.cull().map_or(0, |c| c.draw_count());
         }
     }
     let counts: Vec<u32> = bytemuck::cast_slice(&gpu.read_buffer(
-        view.cull().ok_or("the view culls on the GPU")?.counts_buffer(),
+        d.view.cull().ok_or("the view culls on the GPU")?.counts_buffer(),
         (CULL_BUCKETS * 4) as u64,
     )?)
     .to_vec();
     let visible = f64::from(counts.iter().sum::<u32>()) / n as f64;
-    let cull = cull_ms(gpu, &r, &mut view, &camera)?;
+    let cull = cull_ms(gpu, &d.r, &mut d.view, &d.camera)?;
 
     let moving_ms = if moving {
-        let movers: Vec<Handle> = handles.iter().copied().step_by(100).collect();
+        let movers: Vec<Handle> = d.handles.iter().copied().step_by(100).collect();
         let mut positions: Vec<Vec3> = movers
             .iter()
-            .map(|&h| crowd.store().get(h).map(|i| i.desc.position))
+            .map(|&h| d.crowd.store().get(h).map(|i| i.desc.position))
             .collect::<Result<_, _>>()?;
-        let switchers: Vec<Handle> = handles.iter().copied().skip(7).step_by(1000).collect();
+        let switchers: Vec<Handle> = d.handles.iter().copied().skip(7).step_by(1000).collect();
         let clips = character.clips().len();
         let mut tick = 0usize;
         let mut game = |crowd: &mut CrowdFrame<'_>| {
@@ -289,16 +275,7 @@ pub(crate) fn measure(
         };
         let mut runs = Vec::new();
         for i in 0..frames + 10 {
-            let (s, ..) = frame(
-                gpu,
-                &mut crowd,
-                &mut r,
-                &mut view,
-                &camera,
-                &target.color_view,
-                &target.depth_view,
-                &mut game,
-            )?;
+            let (s, ..) = frame(gpu, &mut d, &target, &mut game)?;
             if i >= 10 {
                 runs.push(s * 1e3);
             }

@@ -1,13 +1,11 @@
 //! Tests of `cargo xtask skin`: the JSON shape, scene order, time wrapping, and agreement of the exact and
 //! runtime paths with each other and with an independent evaluator.
 
-use std::path::PathBuf;
-
 use anim_pose::Aabb;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::world_reference::{Glb, glb_bytes};
+use crate::world_reference::{Glb, glb_bytes, sample_path};
 
 /// The default character, relative to this crate.
 const CHARACTER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/crowd_character.glb");
@@ -22,25 +20,6 @@ fn sample_model(name: &str) -> Option<(Model, String)> {
     let path = sample_path(name)?;
     let model = anim_pose::import_file(&path).unwrap_or_else(|e| panic!("cannot import {}: {e}", path.display()));
     Some((model, format!("{name}.glb")))
-}
-
-/// The path of a sample model's GLB file, with the skip of [`sample_model`].
-fn sample_path(name: &str) -> Option<PathBuf> {
-    const ASSETS_VAR: &str = "CROWD_SAMPLE_ASSETS";
-    let Some(dir) = std::env::var_os(ASSETS_VAR) else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{ASSETS_VAR} is not set on CI: the sample-asset tests cannot run (set it to the shared assets folder)"
-        );
-        // The test harness captures `eprintln!` of passing tests; writing to the stderr handle itself
-        // keeps the skip visible in every run.
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            format!("skipped: sample assets not found (set {ASSETS_VAR})\n").as_bytes(),
-        );
-        return None;
-    };
-    Some(PathBuf::from(dir).join("gltf").join(name).join(format!("{name}.glb")))
 }
 
 /// Every glTF animation index that animates a skeleton of `model`, in order.
