@@ -58,16 +58,9 @@ pub fn run(gpu: &Gpu, model: &Model, r: &Request<'_>, skins: &[PosedSkin], camer
             bake.skeleton
         );
     };
-    let first_vertex = meshes
-        .iter()
-        .map(|&m| {
-            bake.meshes
-                .iter()
-                .find(|b| b.mesh as usize == m)
-                .map(|b| b.first_vertex)
-                .context("a bound mesh is missing from the bake")
-        })
-        .collect::<Result<Vec<u32>>>()?;
+    let first_vertex = bake
+        .first_vertices(meshes.iter().copied())
+        .context("a bound mesh is missing from the bake")?;
     let format = match (r.tier, &bake.bat) {
         (Tier::Baked, Some(bat)) => bat.format,
         (Tier::Baked, None) => bail!("the bake has no bone animation (BAT) for --tier baked"),

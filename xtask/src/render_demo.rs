@@ -277,17 +277,9 @@ fn bake_tiers(gpu: &Gpu, renderer: &mut CrowdRenderer, model: &Model) -> Result<
     let Some(binding) = model.bindings.iter().find(|b| b.skeleton == 0) else {
         bail!("the model has no mesh bound to skeleton 0");
     };
-    let first_vertex = binding
-        .meshes
-        .clone()
-        .map(|m| {
-            bake.meshes
-                .iter()
-                .find(|b| b.mesh as usize == m)
-                .map(|b| b.first_vertex)
-                .context("a bound mesh is missing from the bake")
-        })
-        .collect::<Result<Vec<u32>>>()?;
+    let first_vertex = bake
+        .first_vertices(binding.meshes.clone())
+        .context("a bound mesh is missing from the bake")?;
     renderer.set_bat(&gpu.device, &gpu.queue, bat)?;
     renderer.set_vat(&gpu.device, &gpu.queue, vat, &first_vertex)?;
     // Cull with the bake's time-segment bounds too: a tighter fit than each clip's whole reach.

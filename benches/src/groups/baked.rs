@@ -75,19 +75,9 @@ fn renderer_bake(model: &anim_pose::Model) -> Result<(anim_bake::Bake, Vec<u32>)
         ..BakeOptions::default()
     };
     let (baked, _) = bake(model, &options, &|_| {})?;
-    let binding = &model.bindings[0];
-    let first_vertex: Vec<u32> = binding
-        .meshes
-        .clone()
-        .map(|m| {
-            baked
-                .meshes
-                .iter()
-                .find(|b| b.mesh as usize == m)
-                .map(|b| b.first_vertex)
-                .ok_or("a bound mesh is missing from the bake")
-        })
-        .collect::<Result<_, _>>()?;
+    let first_vertex = baked
+        .first_vertices(model.bindings[0].meshes.clone())
+        .ok_or("a bound mesh is missing from the bake")?;
     Ok((baked, first_vertex))
 }
 

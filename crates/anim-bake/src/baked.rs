@@ -52,6 +52,20 @@ pub struct Bake {
 }
 
 impl Bake {
+    /// The first baked vertex of each of `meshes` (indices into `anim_pose::Model::meshes`), in their order: what
+    /// a VAT player needs per drawn mesh. `None` when one of them is not in the bake.
+    pub fn first_vertices(&self, meshes: impl IntoIterator<Item = usize>) -> Option<Vec<u32>> {
+        meshes
+            .into_iter()
+            .map(|m| {
+                self.meshes
+                    .iter()
+                    .find(|b| b.mesh as usize == m)
+                    .map(|b| b.first_vertex)
+            })
+            .collect()
+    }
+
     /// The bytes of every part's data (BAT entries, VAT texels, socket transforms).
     pub fn data_bytes(&self) -> u64 {
         let bat = self.bat.as_ref().map_or(0, BatData::byte_len);

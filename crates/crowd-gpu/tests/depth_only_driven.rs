@@ -26,17 +26,7 @@ fn the_depth_only_view_pass_writes_the_depth_of_every_tier() {
     };
     let (bake, _) = anim_bake::bake(&model, &options, &|_| {}).expect("the default character bakes");
     let binding = model.bindings.iter().find(|b| b.skeleton == 0).expect("a skinned mesh");
-    let first: Vec<u32> = binding
-        .meshes
-        .clone()
-        .map(|m| {
-            bake.meshes
-                .iter()
-                .find(|b| b.mesh as usize == m)
-                .expect("baked")
-                .first_vertex
-        })
-        .collect();
+    let first = bake.first_vertices(binding.meshes.clone()).expect("baked");
 
     // Near instances pooled, the middle rows baked, the far rows VAT.
     let settings = FrameSettings {

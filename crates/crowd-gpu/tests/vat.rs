@@ -39,17 +39,9 @@ fn bake(format: VatFormat) -> (VatData, Vec<u32>) {
     );
     // The scene's meshes are the skeleton's bound meshes in model order, as the bake's.
     let binding = model.bindings.iter().find(|b| b.skeleton == 0).expect("a skinned mesh");
-    let first = binding
-        .meshes
-        .clone()
-        .map(|m| {
-            bake.meshes
-                .iter()
-                .find(|b| b.mesh as usize == m)
-                .expect("every bound mesh is baked")
-                .first_vertex
-        })
-        .collect();
+    let first = bake
+        .first_vertices(binding.meshes.clone())
+        .expect("every bound mesh is baked");
     (bake.vat.expect("a VAT"), first)
 }
 

@@ -561,7 +561,7 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
             // pose pool, the unique tier's GPU-drawn overflow and the pooled tier draw from the bone-animation bake.
             let tier = g.draw_slots[i].bucket % TIER_COUNT as u32;
             let joints = usize::from(mesh.joints_u16);
-            let from_bake = t_from_bake(tier, g.pose_pool);
+            let from_bake = draws_from_bake(tier, g.pose_pool);
             match (&view.baked_group, tier) {
                 (Some(baked_group), _) if from_bake => {
                     pass.set_bind_group(0, baked_group, &[0]);
@@ -586,7 +586,7 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
 }
 
 /// Whether a bucket of `tier` draws from the bone-animation bake (when the renderer has one).
-fn t_from_bake(tier: u32, pose_pool: bool) -> bool {
+fn draws_from_bake(tier: u32, pose_pool: bool) -> bool {
     tier == Tier::Baked as u32 || (!pose_pool && tier <= Tier::Pooled as u32)
 }
 
