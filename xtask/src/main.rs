@@ -1,11 +1,8 @@
 //! Project automation for the crowd toolkit: `cargo xtask <command>`.
 //!
 //! Commands:
-//! - `demo`: imports the default character (or `--model PATH`), samples every clip, skins the mesh on the
-//!   CPU at every sampled frame, and prints the skeleton, clip and animated-bounds statistics; then runs 10,000
-//!   instances through `crowd_frame::CrowdFrame` for 120 frames and prints what the last packet held; then renders
-//!   about 1,000 of them headless with `crowd_gpu::CrowdRenderer` into PNG frames in `--out DIR` (default
-//!   `target/demo/`), printing each frame's stats.
+//! - `demo [ARGS]`: runs the demo application, `crates/crowd-demo` (a scene in a window, or headless frames and
+//!   figures where there is no display).
 //! - `gen-assets`: regenerates `assets/crowd_character.glb` from our own code.
 //! - `inspect MODEL`: prints a glTF model's skeleton tree, clips (with the runtime clip's rate, memory and error),
 //!   skinned primitives and bounds; for a bake file, its header, clip, mesh and socket tables, formats and sizes.
@@ -20,12 +17,9 @@
 
 mod bake;
 mod character;
-mod crowd_demo;
-mod demo;
 mod inspect;
 mod render;
 mod render_baked;
-mod render_demo;
 mod skin;
 #[cfg(test)]
 mod tidy;
@@ -47,24 +41,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Import the default character, sample and skin every clip on the CPU, print statistics, run a crowd and
-    /// render it headless to PNG frames.
+    /// The demo application (`crates/crowd-demo`): a scene of `assets/scenes/` in a window, or rendered headless
+    /// where there is no display. `cargo xtask demo --help` lists its options.
     Demo {
-        /// A glTF model to use instead of the default character.
-        #[arg(long)]
-        model: Option<PathBuf>,
-        /// Sampling rate in Hz.
-        #[arg(long, default_value_t = 30.0)]
-        rate: f32,
-        /// The folder the rendered frames are written to (default `target/demo/`).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Render without a window (the only mode until the windowed viewer exists).
-        #[arg(long)]
-        headless: bool,
-        /// Force the CPU-culled path even where the adapter allows the GPU-driven one (to compare the two).
-        #[arg(long)]
-        cpu_culled: bool,
+        #[command(flatten)]
+        args: crowd_demo::Args,
     },
     /// Regenerate the default character, `assets/crowd_character.glb`.
     GenAssets {
@@ -161,21 +142,7 @@ fn main() {
 fn run(cli: Cli) -> Result<()> {
     let root = workspace_root();
     match cli.command {
-        Cmd::Demo {
-            model,
-            rate,
-            out,
-            headless: _,
-            cpu_culled,
-        } => {
-            let path = model.unwrap_or_else(|| root.join(character::CHARACTER_PATH));
-            demo::run(
-                &path,
-                rate,
-                &out.unwrap_or_else(|| root.join("target/demo")),
-                cpu_culled,
-            )
-        }
+        Cmd::Demo { args } => crowd_demo::run(&args),
         Cmd::GenAssets { check } => gen_assets(&root, check),
         Cmd::Inspect { model } => inspect::run(&model),
         Cmd::Bake {

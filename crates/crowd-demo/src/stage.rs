@@ -1,0 +1,346 @@
+//! The render side, the same for the window and for headless frames: the crowd renderer with the model's meshes
+//! (and its bake on the GPU-driven path), a ground plane, and the MSAA colour and depth attachments, drawn into
+//! any colour view (a swapchain image or an offscreen texture).
+
+use std::time::Instant;
+
+use anim_pose::{Indices, SkinnedMesh};
+use anyhow::{Context, Result, bail};
+use crowd_frame::{FrameCamera, Packet};
+use crowd_gpu::{CrowdRenderer, CrowdView, DebugView, PrepareStats, RenderPath, RendererConfig};
+use crowd_mesh::{Material, PackedMesh, TextureData};
+use glam::{Affine3A, Vec2, Vec3};
+
+use crate::assets::Assets;
+
+/// The depth format of the stage's depth attachment.
+pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+
+/// The sky, the colour the frame is cleared to.
+pub const SKY: wgpu::Color = wgpu::Color {
+    r: 0.42,
+    g: 0.55,
+    b: 0.72,
+    a: 1.0,
+};
+
+/// The crowd renderer, the ground and the attachments.
+pub struct Stage {
+    renderer: CrowdRenderer,
+    view: CrowdView,
+    ground: CrowdRenderer,
+    ground_y: f32,
+    path: RenderPath,
+    color_format: wgpu::TextureFormat,
+    sample_count: u32,
+    /// The MSAA colour (with more than one sample) and the depth attachment, for `size`.
+    attachments: Option<(Option<wgpu::TextureView>, wgpu::TextureView, (u32, u32))>,
+}
+
+impl Stage {
+    /// A stage drawing `assets` into `color_format` views with `sample_count` samples (1, or 4 where the adapter
+    /// allows it) on `path`, with the ground `ground_half` units from `ground_centre` each way. On the GPU-driven
+    /// path the renderer takes the crowd's group (`group`) and the model's bake.
+    ///
+    /// # Errors
+    ///
+    /// crowd-gpu's errors, and the bake's.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one constructor for both the window and headless frames"
+    )]
+    pub fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        color_format: wgpu::TextureFormat,
+        sample_count: u32,
+        path: RenderPath,
+        assets: &Assets,
+        group: Option<&crowd_cull::GroupDesc>,
+        ground: (Vec3, f32),
+    ) -> Result<Self> {
+        let mut config = RendererConfig::new(color_format, Some(DEPTH_FORMAT), device.limits());
+        config.sample_count = sample_count;
+        let mut renderer = CrowdRenderer::new(device, &config)?;
+        for (m, material) in assets.packed.iter().zip(&assets.materials) {
+            renderer.add_mesh(device, queue, m, material)?;
+        }
+        if path == RenderPath::GpuDriven {
+            let Some(group) = group else {
+                bail!("the GPU-driven path needs the crowd's group");
+            };
+            renderer.enable_gpu_driven(device, group)?;
+            bake(device, queue, &mut renderer, assets)?;
+        }
+        let view = renderer.create_view(device, queue)?;
+        let ground_y = ground.0.y;
+        let ground = ground_renderer(device, queue, &config, ground, assets.framing.footprint)?;
+        Ok(Self {
+            renderer,
+            view,
+            ground,
+            ground_y,
+            path,
+            color_format,
+            sample_count,
+            attachments: None,
+        })
+    }
+
+    /// The path the crowd is drawn on.
+    pub fn path(&self) -> RenderPath {
+        self.path
+    }
+
+    /// The renderer (for its stats and its GPU-driven view).
+    pub fn renderer(&self) -> &CrowdRenderer {
+        &self.renderer
+    }
+
+    /// The crowd's view (its cull results on the GPU-driven path).
+    pub fn view(&self) -> &CrowdView {
+        &self.view
+    }
+
+    /// The colour format the stage draws.
+    pub fn color_format(&self) -> wgpu::TextureFormat {
+        self.color_format
+    }
+
+    /// MSAA samples.
+    pub fn sample_count(&self) -> u32 {
+        self.sample_count
+    }
+
+    /// Shows `view` instead of the shaded crowd.
+    pub fn set_debug_view(&mut self, view: DebugView) {
+        self.renderer.set_debug_view(view);
+    }
+
+    /// Applies a packet that will not be drawn (the GPU-driven path needs every packet's resident changes; the
+    /// CPU-culled one needs only those it draws).
+    ///
+    /// # Errors
+    ///
+    /// crowd-gpu's errors.
+    pub fn skip(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, packet: &Packet) -> Result<()> {
+        if self.path == RenderPath::GpuDriven {
+            self.renderer.prepare(device, queue, packet)?;
+        }
+        Ok(())
+    }
+
+    /// Draws `packet` into `target` (`size` pixels, the stage's colour format), clearing it to [`SKY`], and submits.
+    /// Returns what `prepare` did and the CPU milliseconds of preparing and of recording.
+    ///
+    /// # Errors
+    ///
+    /// crowd-gpu's errors.
+    pub fn draw(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        packet: &Packet,
+        target: &wgpu::TextureView,
+        size: (u32, u32),
+    ) -> Result<(PrepareStats, f32, f32)> {
+        let started = Instant::now();
+        let prepared = self.renderer.prepare(device, queue, packet)?;
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("crowd-demo frame"),
+        });
+        self.renderer
+            .prepare_view(device, queue, &mut encoder, &mut self.view, packet.camera())?;
+        self.prepare_ground(device, queue, packet.camera())?;
+        let prepare_ms = started.elapsed().as_secs_f32() * 1e3;
+        let recorded = Instant::now();
+        if self.attachments.as_ref().is_none_or(|a| a.2 != size) {
+            self.attachments = Some(self.make_attachments(device, size));
+        }
+        let (msaa, depth, _) = self.attachments.as_ref().expect("made above");
+        {
+            let (view, resolve_target) = match msaa {
+                Some(m) => (m, Some(target)),
+                None => (target, None),
+            };
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("crowd-demo pass"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view,
+                    depth_slice: None,
+                    resolve_target,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(SKY),
+                        store: if msaa.is_some() {
+                            wgpu::StoreOp::Discard
+                        } else {
+                            wgpu::StoreOp::Store
+                        },
+                    },
+                })],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: depth,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Discard,
+                    }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            self.ground.render(&mut pass);
+            self.renderer.render_view(&self.view, &mut pass);
+        }
+        queue.submit([encoder.finish()]);
+        Ok((prepared, prepare_ms, recorded.elapsed().as_secs_f32() * 1e3))
+    }
+
+    fn prepare_ground(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, camera: &FrameCamera) -> Result<()> {
+        let record = crowd_mesh::posed::unique_record(Vec3::new(0.0, self.ground_y, 0.0), 0)?;
+        let packet =
+            crowd_mesh::posed::unique_packet::<skin_pack::PaletteEntry>(1, &[Affine3A::IDENTITY], &[record], *camera)?;
+        self.ground.prepare(device, queue, &packet)?;
+        Ok(())
+    }
+
+    fn make_attachments(
+        &self,
+        device: &wgpu::Device,
+        size: (u32, u32),
+    ) -> (Option<wgpu::TextureView>, wgpu::TextureView, (u32, u32)) {
+        let texture = |label, format| {
+            device
+                .create_texture(&wgpu::TextureDescriptor {
+                    label: Some(label),
+                    size: wgpu::Extent3d {
+                        width: size.0,
+                        height: size.1,
+                        depth_or_array_layers: 1,
+                    },
+                    mip_level_count: 1,
+                    sample_count: self.sample_count,
+                    dimension: wgpu::TextureDimension::D2,
+                    format,
+                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                    view_formats: &[],
+                })
+                .create_view(&wgpu::TextureViewDescriptor::default())
+        };
+        let msaa = (self.sample_count > 1).then(|| texture("crowd-demo MSAA colour", self.color_format));
+        (msaa, texture("crowd-demo depth", DEPTH_FORMAT), size)
+    }
+}
+
+/// The sample count to use for `format`: 4 where the adapter can multisample and resolve it (and the depth format),
+/// else 1.
+pub fn msaa_samples(adapter: &wgpu::Adapter, format: wgpu::TextureFormat) -> u32 {
+    let color = adapter.get_texture_format_features(format);
+    let depth = adapter.get_texture_format_features(DEPTH_FORMAT);
+    if color.flags.sample_count_supported(4)
+        && color
+            .flags
+            .contains(wgpu::TextureFormatFeatureFlags::MULTISAMPLE_RESOLVE)
+        && depth.flags.sample_count_supported(4)
+    {
+        4
+    } else {
+        1
+    }
+}
+
+/// Bakes the model's clips (bone and vertex animation, within the default 1 mm budget) for the baked and VAT tiers.
+fn bake(device: &wgpu::Device, queue: &wgpu::Queue, renderer: &mut CrowdRenderer, assets: &Assets) -> Result<()> {
+    let started = Instant::now();
+    let options = anim_bake::BakeOptions {
+        // The renderer's palettes are f32 3x4: the bone-animation bake must be too.
+        bat_format: Some(anim_bake::BatFormat::F32),
+        ..anim_bake::BakeOptions::default()
+    };
+    let (bake, report) = anim_bake::bake(&assets.model, &options, &|_| {})?;
+    let (Some(bat), Some(vat)) = (&bake.bat, &bake.vat) else {
+        bail!("the bake has no bone or vertex animation");
+    };
+    let Some(binding) = assets.model.bindings.iter().find(|b| b.skeleton == 0) else {
+        bail!("the model has no mesh bound to skeleton 0");
+    };
+    let first_vertex = bake
+        .first_vertices(binding.meshes.clone())
+        .context("a bound mesh is missing from the bake")?;
+    renderer.set_bat(device, queue, bat)?;
+    renderer.set_vat(device, queue, vat, &first_vertex)?;
+    renderer.set_segment_bounds(device, &bat.clips, &bake.bounds)?;
+    println!(
+        "bake: {} clips in {:.1} s; bone animation {} KiB, vertex animation {} KiB, largest vertex error {:.2} mm",
+        bake.clips.len(),
+        started.elapsed().as_secs_f64(),
+        bat.byte_len() / 1024,
+        vat.byte_len() / 1024,
+        report.largest_error_mm()
+    );
+    Ok(())
+}
+
+/// The ground: a square `half` units each way about `centre`, with a checker of two footprints a tile, drawn by its
+/// own renderer as one unique instance of a one-joint mesh.
+fn ground_renderer(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    config: &RendererConfig,
+    (centre, half): (Vec3, f32),
+    footprint: f32,
+) -> Result<CrowdRenderer> {
+    let c = Vec3::new(centre.x, 0.0, centre.z);
+    let positions = vec![
+        c + Vec3::new(-half, 0.0, -half),
+        c + Vec3::new(half, 0.0, -half),
+        c + Vec3::new(half, 0.0, half),
+        c + Vec3::new(-half, 0.0, half),
+    ];
+    // The texture holds 2 x 2 checker squares; a square is two footprints.
+    let tiles = half / (2.0 * footprint);
+    let mesh = SkinnedMesh {
+        name: "ground".to_owned(),
+        mesh: 0,
+        primitive: 0,
+        normals: vec![Vec3::Y; 4],
+        tangents: vec![],
+        uvs: vec![
+            Vec2::ZERO,
+            Vec2::new(tiles, 0.0),
+            Vec2::new(tiles, tiles),
+            Vec2::new(0.0, tiles),
+        ],
+        colors: vec![],
+        joints: vec![[0; 4]; 4],
+        weights: vec![[1.0, 0.0, 0.0, 0.0]; 4],
+        indices: Indices::U16(vec![0, 2, 1, 0, 3, 2]),
+        max_influences: 1,
+        source_max_influences: 1,
+        material: anim_pose::Material::default(),
+        bounds: anim_pose::Aabb::from_points(&positions),
+        positions,
+    };
+    let packed = PackedMesh::with_lods(&mesh, 1, &[1.0])?;
+    let side = 64u32;
+    let texels: Vec<u8> = (0..side * side)
+        .flat_map(|i| {
+            let (x, y) = (i % side, i / side);
+            let light = ((x / 32) + (y / 32)) % 2 == 0;
+            let grain = ((x * 7 + y * 13) % 11) as u8;
+            if light {
+                [150 + grain, 160 + grain, 120, 255]
+            } else {
+                [120 + grain, 132 + grain, 98, 255]
+            }
+        })
+        .collect();
+    let material = Material {
+        base_color_factor: [1.0; 4],
+        base_color_texture: Some(TextureData::from_rgba8("ground checker", side, side, texels)),
+    };
+    let mut renderer = CrowdRenderer::new(device, config)?;
+    renderer.add_mesh(device, queue, &packed, &material)?;
+    Ok(renderer)
+}

@@ -1,0 +1,100 @@
+//! Every named scene renders one small headless frame on a real adapter (lavapipe on machines without a GPU),
+//! sized as `WGPU-NOTES.md` allows: a few dozen characters, 256 x 160 pixels. The frame is drawn in the instance
+//! view, where each character is one flat, unlit colour: those pixels must cover part of the image and leave sky and
+//! ground around them, which fails when the camera is framed for another unit (inside a character, or too far away
+//! to see one).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use crowd_demo::assets::Assets;
+use crowd_demo::scene::{Scene, scene_path};
+
+/// An adapter, or a loud skip (a failure under `CI=true`).
+fn have_adapter() -> bool {
+    let gpu = crowd_gpu::headless::Gpu::open(None).expect("the adapter refused a device");
+    if gpu.is_none() {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "no wgpu adapter under CI=true: {}",
+            crowd_demo::NO_ADAPTER
+        );
+        eprintln!("SKIPPED: no wgpu adapter ({})", crowd_demo::NO_ADAPTER);
+    }
+    gpu.is_some()
+}
+
+fn args(scene: &str, count: usize, model: Option<PathBuf>, out: &Path, view: &str) -> crowd_demo::Args {
+    let mut a = crowd_demo::Args::parse_from([
+        "crowd-demo",
+        "--headless",
+        "--scene",
+        scene,
+        "--frames",
+        "1",
+        "--seconds",
+        "0.5",
+        "--size",
+        "256x160",
+        "--view",
+        view,
+    ]);
+    a.count = Some(count);
+    a.model = model;
+    a.out = Some(out.to_owned());
+    a
+}
+
+/// Renders `scene` with `count` characters of `model`; returns the share of pixels that show a character.
+fn crowd_cover(scene: &str, count: usize, model: Option<PathBuf>) -> f32 {
+    let tag = model.as_ref().map_or("default", |_| "model");
+    let out = std::env::temp_dir().join(format!("crowd-demo-test-{scene}-{tag}-{}", std::process::id()));
+    let assets: &'static Assets = Box::leak(Box::new(
+        Assets::load(&model.clone().unwrap_or_else(crowd_demo::assets::default_model)).expect("model"),
+    ));
+    let s = Scene::load(&scene_path(scene)).expect("scene");
+    let frame = crowd_demo::headless::render(&args(scene, count, model, &out, "instance"), &s, assets).expect("render");
+    assert_eq!(frame.report.instances, count);
+    assert!(frame.report.last_frame.visible > 0, "{:?}", frame.report.last_frame);
+    assert_eq!(frame.files.len(), 1, "one frame drawn: written once");
+    let colours: HashSet<[u8; 3]> = (0..512).map(crowd_gpu::instance_id_color).collect();
+    let covered = frame
+        .last
+        .chunks_exact(4)
+        .filter(|p| colours.contains(&[p[0], p[1], p[2]]))
+        .count();
+    covered as f32 / (frame.last.len() / 4) as f32
+}
+
+#[test]
+fn each_scene_renders_a_headless_frame_with_its_crowd_in_view() {
+    if !have_adapter() {
+        return;
+    }
+    for scene in ["army", "plaza"] {
+        let cover = crowd_cover(scene, 48, None);
+        eprintln!("{scene}: the crowd covers {:.1}% of the frame", cover * 100.0);
+        assert!(cover > 0.005 && cover < 0.6, "{scene}: {cover}");
+    }
+}
+
+#[test]
+fn a_model_in_other_units_is_framed_by_its_own_bounds() {
+    let Some(dir) = std::env::var_os("CROWD_SAMPLE_ASSETS") else {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "CROWD_SAMPLE_ASSETS is unset under CI=true"
+        );
+        eprintln!("SKIPPED: CROWD_SAMPLE_ASSETS is unset");
+        return;
+    };
+    if !have_adapter() {
+        return;
+    }
+    // The Fox is about 100 units long: framed for metres, the camera would sit inside it.
+    let fox = PathBuf::from(dir).join("gltf/Fox/Fox.glb");
+    let cover = crowd_cover("army", 100, Some(fox));
+    eprintln!("army with the Fox: the crowd covers {:.1}% of the frame", cover * 100.0);
+    assert!(cover > 0.005 && cover < 0.6, "{cover}");
+}
