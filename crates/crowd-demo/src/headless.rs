@@ -79,17 +79,7 @@ pub fn render(args: &Args, scene: &Scene, assets: &'static Assets) -> Result<Out
     let mut world = World::new(crowd, assets, scene.clone(), crate::start_count(args, scene)?)?;
     let (centre, extent) = world.bounds();
     let camera = crate::start_camera(scene, assets, centre, extent);
-    let group = world.crowd().store().group_desc(world.crowd().group())?.clone();
-    let mut stage = Stage::new(
-        &gpu.device,
-        &gpu.queue,
-        OFFSCREEN_COLOR_FORMAT,
-        samples,
-        path,
-        assets,
-        Some(&group),
-        (centre, extent * 2.0 + assets.framing.footprint * 20.0),
-    )?;
+    let mut stage = Stage::for_world(&gpu.device, &gpu.queue, OFFSCREEN_COLOR_FORMAT, samples, path, &world)?;
     stage.set_debug_view(args.view.debug_view());
     let target = OffscreenTarget::new(&gpu.device, width, height)?;
     let seconds = args.seconds.unwrap_or(4.0);

@@ -87,6 +87,34 @@ impl Stage {
         })
     }
 
+    /// A stage for `world`'s crowd and model, with the ground reaching well past the layout.
+    ///
+    /// # Errors
+    ///
+    /// As [`Stage::new`].
+    pub fn for_world(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        color_format: wgpu::TextureFormat,
+        sample_count: u32,
+        path: RenderPath,
+        world: &crate::world::World<'_>,
+    ) -> Result<Self> {
+        let assets = world.assets();
+        let (centre, extent) = world.bounds();
+        let group = world.crowd().store().group_desc(world.crowd().group())?.clone();
+        Self::new(
+            device,
+            queue,
+            color_format,
+            sample_count,
+            path,
+            assets,
+            Some(&group),
+            (centre, extent * 2.0 + assets.framing.footprint * 20.0),
+        )
+    }
+
     /// The path the crowd is drawn on.
     pub fn path(&self) -> RenderPath {
         self.path

@@ -103,6 +103,27 @@ impl Drawn {
     }
 }
 
+impl Drawn {
+    /// One line: visible per LOD and tier, draws, triangles and bytes uploaded.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} visible (LOD 0/1/2: {}/{}/{}; unique {}, pooled {}, baked {}, VAT {}), {} draws, {:.2} M triangles, {} \
+             KiB uploaded",
+            self.visible,
+            self.per_lod[0],
+            self.per_lod[1],
+            self.per_lod[2],
+            self.per_tier[0],
+            self.per_tier[1],
+            self.per_tier[2],
+            self.per_tier[3],
+            self.draws,
+            self.triangles as f64 / 1e6,
+            self.uploaded_bytes / 1024
+        )
+    }
+}
+
 /// The first `bytes` of `buffer` (`COPY_SRC`) as little-endian words, after everything submitted so far.
 fn read_buffer(device: &wgpu::Device, queue: &wgpu::Queue, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u32>> {
     if bytes == 0 {
@@ -286,22 +307,7 @@ impl Report {
              read back {:.3}",
             r.wait, r.prepare, r.record, r.present
         );
-        let d = self.last_frame;
-        println!(
-            "  last frame: {} visible (LOD 0/1/2: {}/{}/{}; unique {}, pooled {}, baked {}, VAT {}), {} draws, {:.2} M \
-             triangles, {} KiB uploaded",
-            d.visible,
-            d.per_lod[0],
-            d.per_lod[1],
-            d.per_lod[2],
-            d.per_tier[0],
-            d.per_tier[1],
-            d.per_tier[2],
-            d.per_tier[3],
-            d.draws,
-            d.triangles as f64 / 1e6,
-            d.uploaded_bytes / 1024
-        );
+        println!("  last frame: {}", self.last_frame.summary());
     }
 
     /// Writes the report as JSON to `path`.

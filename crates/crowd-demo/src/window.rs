@@ -253,17 +253,7 @@ impl App {
         let mut world = World::new(crowd, assets, self.scene.clone(), count)?;
         let (centre, extent) = world.bounds();
         let camera = crate::start_camera(&self.scene, assets, centre, extent);
-        let group = world.crowd().store().group_desc(world.crowd().group())?.clone();
-        let mut stage = Stage::new(
-            &device,
-            &queue,
-            config.format,
-            samples,
-            path,
-            assets,
-            Some(&group),
-            (centre, extent * 2.0 + assets.framing.footprint * 20.0),
-        )?;
+        let mut stage = Stage::for_world(&device, &queue, config.format, samples, path, &world)?;
         stage.set_debug_view(self.args.view.debug_view());
         let controls = Arc::new(Mutex::new(Controls::new(
             camera.frame_camera(config.width as f32 / config.height as f32),
@@ -455,23 +445,12 @@ impl Running {
             self.last_print = Instant::now();
             let recent = &self.times.frame_ms[self.times.frame_ms.len().saturating_sub(120)..];
             let (p50, p99) = (percentile(recent, 50.0), percentile(recent, 99.0));
-            let d = self.drawn;
             let line = format!(
-                "{:.1} fps (p50 {p50:.1} ms, p99 {p99:.1} ms) | {} characters, {} visible (LOD {}/{}/{}, tiers {}/{}/{}/{}) \
-                 | {} draws, {:.2} M tris | {} | sim step {:.2} ms (cull {:.2}, pool {:.2}, flatten {:.2}) | render \
-                 prepare {prepare_ms:.2} ms{}{}",
+                "{:.1} fps (p50 {p50:.1} ms, p99 {p99:.1} ms) | {} characters | {} | {} | sim step {:.2} ms (cull {:.2}, \
+                 pool {:.2}, flatten {:.2}) | render prepare {prepare_ms:.2} ms{}{}",
                 if p50 > 0.0 { 1e3 / p50 } else { 0.0 },
                 stats.instances,
-                d.visible,
-                d.per_lod[0],
-                d.per_lod[1],
-                d.per_lod[2],
-                d.per_tier[0],
-                d.per_tier[1],
-                d.per_tier[2],
-                d.per_tier[3],
-                d.draws,
-                d.triangles as f64 / 1e6,
+                self.drawn.summary(),
                 self.stage.path().name(),
                 stats.stages.cull_ms
                     + stats.stages.pool_ms

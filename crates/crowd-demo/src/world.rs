@@ -97,6 +97,11 @@ impl<'a> World<'a> {
         &self.crowd
     }
 
+    /// The model the crowd is made of.
+    pub fn assets(&self) -> &'a Assets {
+        self.assets
+    }
+
     /// Characters now.
     pub fn len(&self) -> usize {
         self.agents.len()
