@@ -9,7 +9,7 @@
 //! - [`motion`]: each clip's ground speed, so that moving characters keep their feet planted.
 //! - [`world`]: the game: the crowd, placed and driven by the scene.
 //! - [`sim`]: the simulation thread, and the controls the render thread sends it.
-//! - [`stage`]: the render side shared by the window and headless frames.
+//! - [`stage`]: the render side shared by the window and headless frames; [`sun`]: its shadows and ground.
 //! - [`camera`]: the orbit and fly cameras.
 //! - [`headless`] and [`window`]: the two ways to run.
 //! - [`stats`]: frame times, stage times, the table and the JSON.
@@ -22,6 +22,7 @@ pub mod scene;
 pub mod sim;
 pub mod stage;
 pub mod stats;
+pub mod sun;
 pub mod window;
 pub mod world;
 

@@ -1,17 +1,16 @@
 //! The render side, the same for the window and for headless frames: the crowd renderer with the model's meshes
-//! (and its bake on the GPU-driven path), a ground plane, and the MSAA colour and depth attachments, drawn into
-//! any colour view (a swapchain image or an offscreen texture).
+//! (and its bake on the GPU-driven path), the sun's shadow map and the ground ([`Sun`]), and the MSAA colour and
+//! depth attachments, drawn into any colour view (a swapchain image or an offscreen texture).
 
 use std::time::Instant;
 
-use anim_pose::{Indices, SkinnedMesh};
 use anyhow::{Context, Result, bail};
-use crowd_frame::{FrameCamera, Packet};
-use crowd_gpu::{CrowdRenderer, CrowdView, DebugView, PrepareStats, RenderPath, RendererConfig};
-use crowd_mesh::{Material, PackedMesh, TextureData};
-use glam::{Affine3A, Vec2, Vec3};
+use crowd_frame::Packet;
+use crowd_gpu::{CrowdRenderer, CrowdView, DebugView, Lighting, PrepareStats, RenderPath, RendererConfig};
+use glam::Vec3;
 
 use crate::assets::Assets;
+use crate::sun::Sun;
 
 /// The depth format of the stage's depth attachment.
 pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
@@ -24,12 +23,13 @@ pub const SKY: wgpu::Color = wgpu::Color {
     a: 1.0,
 };
 
-/// The crowd renderer, the ground and the attachments.
+/// The crowd renderer, the sun and the ground, and the attachments.
 pub struct Stage {
     renderer: CrowdRenderer,
     view: CrowdView,
-    ground: CrowdRenderer,
-    ground_y: f32,
+    sun: Sun,
+    /// How far from the camera shadows reach.
+    shadow_reach: f32,
     path: RenderPath,
     color_format: wgpu::TextureFormat,
     sample_count: u32,
@@ -72,14 +72,26 @@ impl Stage {
             renderer.enable_gpu_driven(device, group)?;
             bake(device, queue, &mut renderer, assets)?;
         }
+        let lighting = Lighting::default();
+        renderer.set_lighting(lighting);
         let view = renderer.create_view(device, queue)?;
-        let ground_y = ground.0.y;
-        let ground = ground_renderer(device, queue, &config, ground, assets.framing.footprint)?;
+        let f = assets.framing;
+        let ground = (Vec3::new(ground.0.x, f.ground_y, ground.0.z), ground.1);
+        let sun = Sun::new(
+            device,
+            queue,
+            &renderer,
+            lighting,
+            color_format,
+            sample_count,
+            ground,
+            2.0 * f.footprint,
+        )?;
         Ok(Self {
             renderer,
             view,
-            ground,
-            ground_y,
+            sun,
+            shadow_reach: 60.0 * f.height,
             path,
             color_format,
             sample_count,
@@ -140,6 +152,16 @@ impl Stage {
         self.sample_count
     }
 
+    /// Turns the crowd's shadows on the ground on or off.
+    pub fn set_shadows(&mut self, on: bool) {
+        self.sun.shadows = on;
+    }
+
+    /// Whether the crowd casts shadows.
+    pub fn shadows(&self) -> bool {
+        self.sun.shadows
+    }
+
     /// Shows `view` instead of the shaded crowd.
     pub fn set_debug_view(&mut self, view: DebugView) {
         self.renderer.set_debug_view(view);
@@ -179,7 +201,9 @@ impl Stage {
         });
         self.renderer
             .prepare_view(device, queue, &mut encoder, &mut self.view, packet.camera())?;
-        self.prepare_ground(device, queue, packet.camera())?;
+        let light = self.sun.light_camera(packet.camera(), self.shadow_reach);
+        self.sun
+            .prepare(device, queue, &mut encoder, &self.renderer, packet.camera(), &light)?;
         let prepare_ms = started.elapsed().as_secs_f32() * 1e3;
         let recorded = Instant::now();
         if self.attachments.as_ref().is_none_or(|a| a.2 != size) {
@@ -218,19 +242,11 @@ impl Stage {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            self.ground.render(&mut pass);
+            self.sun.render_ground(&mut pass);
             self.renderer.render_view(&self.view, &mut pass);
         }
         queue.submit([encoder.finish()]);
         Ok((prepared, prepare_ms, recorded.elapsed().as_secs_f32() * 1e3))
-    }
-
-    fn prepare_ground(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, camera: &FrameCamera) -> Result<()> {
-        let record = crowd_mesh::posed::unique_record(Vec3::new(0.0, self.ground_y, 0.0), 0)?;
-        let packet =
-            crowd_mesh::posed::unique_packet::<skin_pack::PaletteEntry>(1, &[Affine3A::IDENTITY], &[record], *camera)?;
-        self.ground.prepare(device, queue, &packet)?;
-        Ok(())
     }
 
     fn make_attachments(
@@ -308,67 +324,4 @@ fn bake(device: &wgpu::Device, queue: &wgpu::Queue, renderer: &mut CrowdRenderer
         report.largest_error_mm()
     );
     Ok(())
-}
-
-/// The ground: a square `half` units each way about `centre`, with a checker of two footprints a tile, drawn by its
-/// own renderer as one unique instance of a one-joint mesh.
-fn ground_renderer(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    config: &RendererConfig,
-    (centre, half): (Vec3, f32),
-    footprint: f32,
-) -> Result<CrowdRenderer> {
-    let c = Vec3::new(centre.x, 0.0, centre.z);
-    let positions = vec![
-        c + Vec3::new(-half, 0.0, -half),
-        c + Vec3::new(half, 0.0, -half),
-        c + Vec3::new(half, 0.0, half),
-        c + Vec3::new(-half, 0.0, half),
-    ];
-    // The texture holds 2 x 2 checker squares; a square is two footprints.
-    let tiles = half / (2.0 * footprint);
-    let mesh = SkinnedMesh {
-        name: "ground".to_owned(),
-        mesh: 0,
-        primitive: 0,
-        normals: vec![Vec3::Y; 4],
-        tangents: vec![],
-        uvs: vec![
-            Vec2::ZERO,
-            Vec2::new(tiles, 0.0),
-            Vec2::new(tiles, tiles),
-            Vec2::new(0.0, tiles),
-        ],
-        colors: vec![],
-        joints: vec![[0; 4]; 4],
-        weights: vec![[1.0, 0.0, 0.0, 0.0]; 4],
-        indices: Indices::U16(vec![0, 2, 1, 0, 3, 2]),
-        max_influences: 1,
-        source_max_influences: 1,
-        material: anim_pose::Material::default(),
-        bounds: anim_pose::Aabb::from_points(&positions),
-        positions,
-    };
-    let packed = PackedMesh::with_lods(&mesh, 1, &[1.0])?;
-    let side = 64u32;
-    let texels: Vec<u8> = (0..side * side)
-        .flat_map(|i| {
-            let (x, y) = (i % side, i / side);
-            let light = ((x / 32) + (y / 32)) % 2 == 0;
-            let grain = ((x * 7 + y * 13) % 11) as u8;
-            if light {
-                [150 + grain, 160 + grain, 120, 255]
-            } else {
-                [120 + grain, 132 + grain, 98, 255]
-            }
-        })
-        .collect();
-    let material = Material {
-        base_color_factor: [1.0; 4],
-        base_color_texture: Some(TextureData::from_rgba8("ground checker", side, side, texels)),
-    };
-    let mut renderer = CrowdRenderer::new(device, config)?;
-    renderer.add_mesh(device, queue, &packed, &material)?;
-    Ok(renderer)
 }

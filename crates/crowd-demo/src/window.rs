@@ -3,8 +3,8 @@
 //!
 //! Keys: Esc quits; Space pauses; `.` steps once while paused; `+` and `-` change the speed; C crossfades everyone to
 //! the next clip (and back to the scene after the last); `]` and `[` double and halve the crowd; 1 to 5 pick the view
-//! (shaded, instance, LOD, tier, normals); Tab switches orbit and fly; WASD, Q and E move; dragging with the left
-//! button turns, and the wheel zooms.
+//! (shaded, instance, LOD, tier, normals); L turns shadows on and off; Tab switches orbit and fly; WASD, Q and E
+//! move; dragging with the left button turns, and the wheel zooms.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -187,7 +187,7 @@ impl ApplicationHandler for App {
 }
 
 const HELP: &str = "keys: Esc quit | Space pause | . step | + - speed | C next clip | ] [ double, halve the crowd | \
-                    1-5 shaded, instance, LOD, tier, normals | Tab orbit/fly | WASD QE move | drag turn | wheel zoom";
+                    1-5 shaded, instance, LOD, tier, normals | L shadows | Tab orbit/fly | WASD QE move | drag turn | wheel zoom";
 
 impl App {
     fn open(&self, event_loop: &ActiveEventLoop) -> Result<Running> {
@@ -354,6 +354,11 @@ impl Running {
             KeyCode::Digit5 => view(DebugView::Normals),
             KeyCode::Tab => {
                 self.camera.toggle_mode();
+                None
+            }
+            KeyCode::KeyL => {
+                let on = !self.stage.shadows();
+                self.stage.set_shadows(on);
                 None
             }
             _ => None,

@@ -136,6 +136,14 @@ pub const CROWD_SKIN: ShaderSource = ShaderSource {
     requires: &[F16, QUAT, INSTANCE_RECORD, RESIDENT_INSTANCE, VERTEX_FORMATS],
 };
 
+/// A ground plane under the sun and the sky with a shadow map's shadows (`vs_ground`, `fs_ground`): the demo's
+/// ground, and an example of reading the depth that [`crate::CrowdRenderer::render_view_depth_only`] wrote.
+pub const GROUND_SHADOWED: ShaderSource = ShaderSource {
+    file: "ground_shadowed.wgsl",
+    source: include_str!("../../../shaders/ground_shadowed.wgsl"),
+    requires: &[],
+};
+
 /// The palette fetch files, one per palette format: f32 3×4, `Mat3x4F16`, `QtF16`.
 pub const PALETTE_FETCHES: [ShaderSource; 3] = [PALETTE_FETCH_F32, PALETTE_FETCH_MAT3X4_F16, PALETTE_FETCH_QT_F16];
 
@@ -159,6 +167,7 @@ pub const ALL: &[ShaderSource] = &[
     PALETTE_FETCH_MAT3X4_F16,
     PALETTE_FETCH_QT_F16,
     CROWD_SKIN,
+    GROUND_SHADOWED,
 ];
 
 #[cfg(test)]
