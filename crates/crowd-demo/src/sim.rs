@@ -142,10 +142,8 @@ fn run_inner(world: &mut World<'_>, controls: &Arc<Mutex<Controls>>, pace: Pace)
         let game_ms = (step_start - started).as_secs_f32() * 1e3;
         match world.step(dt, &camera) {
             Ok(_) => {}
-            Err(e) if world.crowd().exchange().is_closed() => {
-                let _ = e;
-                break;
-            }
+            // The render thread closed the exchange: it has stopped reading.
+            Err(_) if world.crowd().exchange().is_closed() => break,
             Err(e) => return Err(e),
         }
         if report.game_ms.len() >= KEPT {

@@ -301,7 +301,6 @@ impl Running {
         let Ok(mut c) = self.controls.lock() else {
             return true;
         };
-        let view = |v| Some(v);
         let debug = match code {
             KeyCode::Escape => return true,
             KeyCode::Space => {
@@ -347,11 +346,11 @@ impl Running {
                 c.resize = Some(self.count);
                 None
             }
-            KeyCode::Digit1 => view(DebugView::Shaded),
-            KeyCode::Digit2 => view(DebugView::InstanceId),
-            KeyCode::Digit3 => view(DebugView::Lod),
-            KeyCode::Digit4 => view(DebugView::Tier),
-            KeyCode::Digit5 => view(DebugView::Normals),
+            KeyCode::Digit1 => Some(DebugView::Shaded),
+            KeyCode::Digit2 => Some(DebugView::InstanceId),
+            KeyCode::Digit3 => Some(DebugView::Lod),
+            KeyCode::Digit4 => Some(DebugView::Tier),
+            KeyCode::Digit5 => Some(DebugView::Normals),
             KeyCode::Tab => {
                 self.camera.toggle_mode();
                 None

@@ -62,6 +62,9 @@ pub struct World<'a> {
     extent: f32,
     /// A clip that every character plays instead of the behaviour's (the clip-switch key).
     forced: Option<ClipId>,
+    /// The behaviour's clips, resolved once: per phase of [`Behaviour::Waves`] (with its seconds), or per clip of
+    /// [`Behaviour::Wander`] (with its weight).
+    clips: Vec<(ClipId, f32)>,
     /// Scratch for `add_many`.
     handles: Vec<Handle>,
 }
@@ -76,14 +79,26 @@ impl<'a> World<'a> {
         let mut world = Self {
             crowd,
             assets,
-            scene,
             agents: Vec::new(),
             rng: Rng::new(0x9e37_79b9_7f4a_7c15),
             time: 0.0,
             centre: Vec3::ZERO,
             extent: 1.0,
             forced: None,
+            clips: match &scene.behaviour {
+                Behaviour::Waves { cycle, .. } => cycle
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (assets.clip(&p.clip, i), p.seconds))
+                    .collect(),
+                Behaviour::Wander { clips, .. } => clips
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, weight))| (assets.clip(name, i), *weight))
+                    .collect(),
+            },
             handles: Vec::new(),
+            scene,
         };
         let (centre, extent) = world.layout_extent(count.max(1));
         world.centre = centre;
@@ -201,11 +216,9 @@ impl<'a> World<'a> {
                 }
             };
             let (clip, speed, next_pick) = match &behaviour {
-                Behaviour::Waves { cycle, .. } => (self.assets.clip(&cycle[0].clip, 0), 1.0, 0.0),
-                Behaviour::Wander {
-                    clips, speed, retarget, ..
-                } => {
-                    let clip = self.pick(clips);
+                Behaviour::Waves { .. } => (self.clips[0].0, 1.0, 0.0),
+                Behaviour::Wander { speed, retarget, .. } => {
+                    let clip = pick(&mut self.rng, &self.clips);
                     let s = speed.0 + (speed.1 - speed.0) * self.rng.unit();
                     (clip, s, self.time + retarget * (0.5 + self.rng.unit()))
                 }
@@ -243,19 +256,6 @@ impl<'a> World<'a> {
         }
         self.agents.extend(agents);
         Ok(())
-    }
-
-    /// A clip of `clips` drawn by weight.
-    fn pick(&mut self, clips: &[(String, f32)]) -> ClipId {
-        let total: f32 = clips.iter().map(|(_, w)| w).sum();
-        let mut x = self.rng.unit() * total;
-        for (i, (name, w)) in clips.iter().enumerate() {
-            if x < *w {
-                return self.assets.clip(name, i);
-            }
-            x -= w;
-        }
-        self.assets.clip(&clips[0].0, 0)
     }
 
     /// Makes every character play `clip` (crossfading over `fade` seconds), or go back to the scene's behaviour.
@@ -336,7 +336,7 @@ impl<'a> World<'a> {
                     }
                     if forced.is_none() && local >= 0.0 && phase != a.phase {
                         a.phase = phase;
-                        let clip = self.assets.clip(&cycle[phase].clip, phase);
+                        let clip = self.clips[phase].0;
                         if clip != a.clip {
                             a.clip = clip;
                             self.crowd.play(a.handle, clip, *fade)?;
@@ -354,17 +354,13 @@ impl<'a> World<'a> {
                 }
             }
             Behaviour::Wander {
-                clips,
-                speed,
-                retarget,
-                fade,
+                speed, retarget, fade, ..
             } => {
-                let clips = clips.clone();
                 let (lo, hi, retarget, fade) = (speed.0, speed.1, *retarget, *fade);
                 for i in 0..self.agents.len() {
                     let mut turned = false;
                     if forced.is_none() && self.agents[i].next_pick <= time {
-                        let clip = self.pick(&clips);
+                        let clip = pick(&mut self.rng, &self.clips);
                         let s = lo + (hi - lo) * self.rng.unit();
                         let heading = self.rng.unit() * 2.0 * PI;
                         let next = time + retarget * (0.5 + self.rng.unit());
@@ -413,4 +409,17 @@ impl<'a> World<'a> {
         }
         false
     }
+}
+
+/// A clip of `clips` drawn by weight (the weights add up to more than 0, as the scene's check makes sure).
+fn pick(rng: &mut Rng, clips: &[(ClipId, f32)]) -> ClipId {
+    let total: f32 = clips.iter().map(|(_, w)| w).sum();
+    let mut x = rng.unit() * total;
+    for &(clip, w) in clips {
+        if x < w {
+            return clip;
+        }
+        x -= w;
+    }
+    clips[0].0
 }
