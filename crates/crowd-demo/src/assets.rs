@@ -15,6 +15,17 @@ pub fn default_model() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/crowd_character.glb")
 }
 
+/// The spear's LOD targets: as many levels as [`crowd_mesh::DEFAULT_LOD_TARGETS`], each keeping every triangle.
+const SPEAR_LOD_TARGETS: [f32; crowd_mesh::DEFAULT_LOD_TARGETS.len()] = {
+    let mut t = [1.0; crowd_mesh::DEFAULT_LOD_TARGETS.len()];
+    let mut i = 1;
+    while i < t.len() {
+        t[i] = 1.0 - 0.001 * i as f32;
+        i += 1;
+    }
+    t
+};
+
 /// One model, ready for a crowd.
 pub struct Assets {
     /// The imported model.
@@ -45,23 +56,42 @@ pub struct Framing {
 }
 
 impl Assets {
-    /// Imports `path` and prepares skeleton 0 for a crowd.
+    /// Imports `path`, gives binding 0 a spear in joint `spear`'s hand when it is given and the skin has that
+    /// joint (a model without it goes unarmed, with a line that says so), and prepares skeleton 0 for a crowd.
     ///
     /// # Errors
     ///
     /// When the file does not import, has no skinned skeleton with a bound mesh and a clip, or a mesh cannot be
     /// packed or its texture decoded.
-    pub fn load(path: &Path) -> Result<Self> {
+    pub fn load(path: &Path, spear: Option<&str>) -> Result<Self> {
         let started = Instant::now();
-        let model = anim_pose::import_file(path).with_context(|| format!("cannot import {}", path.display()))?;
+        let mut model = anim_pose::import_file(path).with_context(|| format!("cannot import {}", path.display()))?;
+        let mut spear_mesh = None;
+        if let Some(joint) = spear {
+            let height = model.bounds().size().y;
+            match crate::spear::attach_spear(&mut model, joint, height) {
+                Ok(m) => spear_mesh = Some(m),
+                Err(e) => println!("model: {e:#}"),
+            }
+        }
         let Some(binding) = model.bindings.iter().find(|b| b.skeleton == 0) else {
             bail!("{} has no mesh bound to a skinned skeleton", path.display());
         };
         let skeleton = &model.skeletons[0];
         let meshes = &model.meshes[binding.meshes.clone()];
-        let packed: Vec<PackedMesh> = meshes
-            .iter()
-            .map(|m| PackedMesh::new(m, skeleton.skin_joint_count()))
+        let packed: Vec<PackedMesh> = binding
+            .meshes
+            .clone()
+            .zip(meshes)
+            .map(|(i, m)| {
+                if Some(i) == spear_mesh {
+                    // A spear is a few dozen thin triangles that any simplification would erase: each LOD keeps
+                    // them all (a target that rounds to every triangle repeats the full level).
+                    PackedMesh::with_lods(m, skeleton.skin_joint_count(), &SPEAR_LOD_TARGETS)
+                } else {
+                    PackedMesh::new(m, skeleton.skin_joint_count())
+                }
+            })
             .collect::<crowd_mesh::Result<_>>()?;
         let materials = meshes
             .iter()

@@ -20,6 +20,7 @@ pub mod headless;
 pub mod motion;
 pub mod scene;
 pub mod sim;
+pub mod spear;
 pub mod stage;
 pub mod stats;
 pub mod sun;
@@ -153,7 +154,7 @@ pub fn run(args: &Args) -> Result<()> {
     println!("scene: {} ({})", args.scene_name(), scene.description);
     let model = args.model.clone().unwrap_or_else(assets::default_model);
     // The simulation thread borrows the character for as long as the process runs.
-    let assets: &'static Assets = Box::leak(Box::new(Assets::load(&model)?));
+    let assets: &'static Assets = Box::leak(Box::new(Assets::load(&model, scene.spear.as_deref())?));
     if args.headless || args.bench {
         return headless::run(args, &scene, assets);
     }

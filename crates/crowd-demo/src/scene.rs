@@ -25,6 +25,9 @@ pub struct Scene {
     /// Each group's tint (a regiment, or every `len`-th pedestrian), mixed half-way with white; none means white.
     #[serde(default)]
     pub tints: Vec<[f32; 3]>,
+    /// The hand joint that carries a spear (`hand_r` on the default character), if any.
+    #[serde(default)]
+    pub spear: Option<String>,
     /// Where the camera starts.
     pub camera: CameraStart,
     /// Seconds a windowed run lasts when `--seconds` is not given (0: until the window is closed).

@@ -50,10 +50,14 @@ fn args(scene: &str, count: usize, model: Option<PathBuf>, out: &Path, view: &st
 fn crowd_cover(scene: &str, count: usize, model: Option<PathBuf>) -> f32 {
     let tag = model.as_ref().map_or("default", |_| "model");
     let out = std::env::temp_dir().join(format!("crowd-demo-test-{scene}-{tag}-{}", std::process::id()));
-    let assets: &'static Assets = Box::leak(Box::new(
-        Assets::load(&model.clone().unwrap_or_else(crowd_demo::assets::default_model)).expect("model"),
-    ));
     let s = Scene::load(&scene_path(scene)).expect("scene");
+    let assets: &'static Assets = Box::leak(Box::new(
+        Assets::load(
+            &model.clone().unwrap_or_else(crowd_demo::assets::default_model),
+            s.spear.as_deref(),
+        )
+        .expect("model"),
+    ));
     let frame = crowd_demo::headless::render(&args(scene, count, model, &out, "instance"), &s, assets).expect("render");
     assert_eq!(frame.report.instances, count);
     assert!(frame.report.last_frame.visible > 0, "{:?}", frame.report.last_frame);

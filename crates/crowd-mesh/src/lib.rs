@@ -7,7 +7,8 @@
 //!   under a pixel ([`lod_thresholds`]);
 //! - [`Material`] and [`TextureData`], a base colour texture decoded with `image`, with its mip chain;
 //! - [`posed`]: a glTF model at one exact pose (palettes, CPU skinning, bounds, a camera, packets of unique
-//!   instances), in any [`PaletteKind`].
+//!   instances), in any [`PaletteKind`];
+//! - [`attach`]: rigid attachments (a spear in a hand) as one more mesh of a character, weighted wholly to a joint.
 //!
 //! The crate has no cargo features.
 //!
@@ -31,6 +32,7 @@ mod lod;
 mod material;
 mod mesh_pack;
 mod palette_kind;
+pub mod attach;
 pub mod posed;
 pub mod quantize;
 mod texture;
