@@ -1,4 +1,4 @@
-// The 32-byte instance record that the renderer reads for each visible pooled or unique instance.
+// The 32-byte instance record that the renderer reads for each visible pooled, unique or procedural instance.
 // `crowd_frame::InstanceRecord` is its Rust twin (`crowd-gpu/tests/instance_record_layout.rs` checks the layout),
 // and `InstanceRecord::decode` mirrors these decoders line for line. It needs `quat.wgsl`; other shaders prepend it.
 
@@ -9,7 +9,8 @@ struct InstanceRecord {
     scale_fraction: u32,
     // Unit quaternion (w >= 0) as four snorm16: (x, y) in .x, (z, w) in .y, low half first.
     rotation: vec2<u32>,
-    // Pooled: slot 0 (low 16 bits) and slot 1 (high 16 bits); unique: the first palette entry.
+    // Pooled: slot 0 (low 16 bits) and slot 1 (high 16 bits); unique: the first palette entry; procedural: the
+    // phase in turns (low 16 bits) and the amplitude (high 16 bits), each as unorm16.
     anim: u32,
     // RGBA8 unorm tint, red in the low byte.
     tint: u32,
@@ -34,6 +35,16 @@ fn record_slots(r: InstanceRecord) -> vec2<u32> {
 
 fn record_palette(r: InstanceRecord) -> u32 {
     return r.anim;
+}
+
+// Procedural: the phase in turns, in [0, 1] (1 is the same turn as 0).
+fn record_phase(r: InstanceRecord) -> f32 {
+    return unpack2x16unorm(r.anim).x;
+}
+
+// Procedural: the fraction of the mesh's largest amplitude, in [0, 1].
+fn record_amplitude(r: InstanceRecord) -> f32 {
+    return unpack2x16unorm(r.anim).y;
 }
 
 fn record_tint(r: InstanceRecord) -> vec4<f32> {

@@ -1,4 +1,4 @@
-//! [`InstanceRecord`]: the 32 bytes the renderer reads for each visible pooled or unique instance.
+//! [`InstanceRecord`]: the 32 bytes the renderer reads for each visible pooled, unique or procedural instance.
 
 use bytemuck::{Pod, Zeroable};
 use glam::{Quat, Vec3, Vec4};
@@ -34,20 +34,31 @@ pub const SCALE_RELATIVE_ERROR_BOUND: f32 = 1.0 / 2048.0;
 /// division of the decoder.
 pub const FRACTION_ERROR_BOUND: f32 = 1.0 / 131_070.0 + 1.0 / 16_777_216.0;
 
+/// The largest error of the decoded procedural phase, in turns, measured around the circle (a decoded 1 is the
+/// same turn as 0): half a unorm16 step, `1/131070`, plus `2⁻²⁴` for the f32 product and division of the encoder
+/// and decoder (as [`FRACTION_ERROR_BOUND`]), plus `2⁻²⁵` for wrapping a negative phase into `[0, 1)` (the
+/// remainder is exact; adding one rounds to half an ulp below 1).
+pub const PHASE_ERROR_BOUND: f32 = 1.0 / 131_070.0 + 1.0 / 16_777_216.0 + 1.0 / 33_554_432.0;
+
+/// The largest error of the decoded procedural amplitude: the same unorm16 code and decoder as the pooled
+/// fraction, so the same bound, [`FRACTION_ERROR_BOUND`].
+pub const AMPLITUDE_ERROR_BOUND: f32 = FRACTION_ERROR_BOUND;
+
 /// One visible instance as the renderer reads it, 32 bytes, declared identically in `shaders/instance_record.wgsl`
 /// (`struct InstanceRecord`, whose decoders [`InstanceRecord::decode`] mirrors line for line).
 ///
 /// | bytes | field | packing |
 /// | --- | --- | --- |
 /// | 0..12 | `position` | world position, f32 × 3, exact |
-/// | 12..16 | `scale_fraction` | uniform scale as f16 (low 16 bits); pooled: the weight of slot 1 as unorm16 (high 16 bits) |
+/// | 12..16 | `scale_fraction` | uniform scale as f16 (low 16 bits); pooled: the weight of slot 1 as unorm16 (high 16 bits); otherwise 0 there |
 /// | 16..24 | `rotation` | unit quaternion with `w ≥ 0` as four snorm16, `(x, y)` in word 0 and `(z, w)` in word 1, low half first |
-/// | 24..28 | `anim` | pooled: slot 0 (low 16 bits) and slot 1 (high 16 bits); unique: the index of the instance's first palette entry |
+/// | 24..28 | `anim` | pooled: slot 0 (low 16 bits) and slot 1 (high 16 bits); unique: the index of the instance's first palette entry; procedural: the phase in turns, wrapped into `[0, 1)`, as unorm16 (low 16 bits) and the amplitude as unorm16 (high 16 bits) |
 /// | 28..32 | `tint` | RGBA8 unorm, red in the low byte (WGSL `unpack4x8unorm`); a game may use it for other data |
 ///
-/// Which meaning `anim` and the fraction have is the draw range's tier, never a flag in the record. The decoded
-/// values are within [`ROTATION_ERROR_BOUND`], [`SCALE_RELATIVE_ERROR_BOUND`], [`FRACTION_ERROR_BOUND`] and half a
-/// tint step (`1/510`) of the packed ones (`tests/record_round_trip.rs`).
+/// Which meaning `anim` and the fraction have is the draw range's tier (or the renderer: `crowd_gpu`'s
+/// procedural renderer reads only procedural records), never a flag in the record. The decoded values are within
+/// [`ROTATION_ERROR_BOUND`], [`SCALE_RELATIVE_ERROR_BOUND`], [`FRACTION_ERROR_BOUND`], [`PHASE_ERROR_BOUND`],
+/// [`AMPLITUDE_ERROR_BOUND`] and half a tint step (`1/510`) of the packed ones (`tests/record_round_trip.rs`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct InstanceRecord {
@@ -82,9 +93,18 @@ pub enum RecordAnim {
         /// The index of the first palette entry.
         palette: u32,
     },
+    /// Procedural (fish, flags, plants): no bones; the shader poses the mesh from the phase and the amplitude
+    /// alone (`crowd_mesh::procedural::Undulation`).
+    Procedural {
+        /// Where the instance is in its cycle, in turns: any finite value, wrapped into `[0, 1)` (a phase of 1.25
+        /// packs as 0.25).
+        phase: f32,
+        /// The fraction of the mesh's largest amplitude, in `[0, 1]`.
+        amplitude: f32,
+    },
 }
 
-/// A record's values as the shader decodes them (see [`InstanceRecord::decode`]); both meanings of `anim` are given.
+/// A record's values as the shader decodes them (see [`InstanceRecord::decode`]); every meaning of `anim` is given.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DecodedRecord {
     /// World position.
@@ -99,6 +119,10 @@ pub struct DecodedRecord {
     pub slots: [u32; 2],
     /// Unique: the first palette entry.
     pub palette: u32,
+    /// Procedural: the phase in turns, in `[0, 1]` (1 is the same turn as 0).
+    pub phase: f32,
+    /// Procedural: the fraction of the mesh's largest amplitude, in `[0, 1]`.
+    pub amplitude: f32,
     /// RGBA tint in `[0, 1]`.
     pub tint: Vec4,
 }
@@ -115,7 +139,8 @@ impl InstanceRecord {
     ///
     /// [`Error::Record`] naming the field when `position` is not finite, `rotation` is not finite or has zero
     /// length (it is normalised otherwise), `scale` is not within [`SCALE_MIN`]`..=`[`SCALE_MAX`], a pooled
-    /// `fraction` is not within `[0, 1]`, or a `tint` component is not within `[0, 1]`.
+    /// `fraction` is not within `[0, 1]`, a procedural `phase` is not finite, a procedural `amplitude` is not within
+    /// `[0, 1]`, or a `tint` component is not within `[0, 1]`.
     pub fn new(position: Vec3, rotation: Quat, scale: f32, anim: RecordAnim, tint: Vec4) -> Result<Self> {
         if !position.is_finite() {
             return Err(bad("position", "not finite"));
@@ -139,6 +164,15 @@ impl InstanceRecord {
                 (fraction, u32::from(slots[0]) | (u32::from(slots[1]) << 16))
             }
             RecordAnim::Unique { palette } => (0.0, palette),
+            RecordAnim::Procedural { phase, amplitude } => {
+                if !phase.is_finite() {
+                    return Err(bad("phase", "not finite"));
+                }
+                if !(0.0..=1.0).contains(&amplitude) {
+                    return Err(bad("amplitude", "outside [0, 1], or not finite"));
+                }
+                (0.0, pack_procedural(phase, amplitude))
+            }
         };
         // A rotation of unit length to within 2^-20 (every stored instance rotation) packs as given, so that the
         // frame packer, which skips this check, writes the same bits; the decoder normalises.
@@ -176,6 +210,8 @@ impl InstanceRecord {
         let fraction = unpack2x16unorm(r.scale_fraction)[1];
         // vec2<u32>(r.anim & 0xffffu, r.anim >> 16u)
         let slots = [r.anim & 0xffff, r.anim >> 16];
+        // unpack2x16unorm(r.anim).x and .y
+        let [phase, amplitude] = unpack2x16unorm(r.anim);
         // unpack4x8unorm(r.tint)
         let tint = Vec4::from_array(unpack4x8unorm(r.tint));
         DecodedRecord {
@@ -185,9 +221,20 @@ impl InstanceRecord {
             fraction,
             slots,
             palette: r.anim,
+            phase,
+            amplitude,
             tint,
         }
     }
+}
+
+/// A procedural `anim` word: the finite `phase` wrapped into `[0, 1)` (the remainder is exact; a negative phase
+/// adds one, which may round up to 1, the same turn as 0) as unorm16 in the low half, and `amplitude` in `[0, 1]` as
+/// unorm16 in the high half, each off by at most half a step ([`PHASE_ERROR_BOUND`], [`AMPLITUDE_ERROR_BOUND`]).
+#[inline]
+fn pack_procedural(phase: f32, amplitude: f32) -> u32 {
+    let [p, a, _, _] = unorm16(Vec4::new(phase.rem_euclid(1.0), amplitude, 0.0, 0.0));
+    pack2x16(p, a)
 }
 
 /// A rotation of unit length (within 1e-3) as four snorm16 with `w ≥ 0`: `(x, y)` in word 0 and `(z, w)` in
@@ -240,6 +287,32 @@ mod tests {
     }
 
     #[test]
+    fn procedural_words_pack_phase_low_and_amplitude_high() {
+        let record = |phase, amplitude| {
+            InstanceRecord::new(
+                Vec3::ZERO,
+                Quat::IDENTITY,
+                1.0,
+                RecordAnim::Procedural { phase, amplitude },
+                Vec4::ONE,
+            )
+            .expect("packs")
+        };
+        let r = record(0.25, 1.0);
+        // unorm16: 0.25 · 65535 = 16383.75 rounds to 16384 (0x4000); 1.0 is 0xffff; the fraction half is 0.
+        assert_eq!(r.anim, 0xffff_4000);
+        assert_eq!(r.scale_fraction, 0x3c00);
+        let d = r.decode();
+        assert_eq!((d.phase, d.amplitude), (16384.0 / 65535.0, 1.0));
+        // Phases wrap: whole turns and negative phases pack as their place in [0, 1).
+        assert_eq!(record(3.25, 1.0).anim, r.anim);
+        assert_eq!(record(-0.75, 1.0).anim, r.anim);
+        assert_eq!(record(0.0, 0.0).anim, 0);
+        // A phase a hair below a whole turn rounds to the code of 1, the same turn as 0.
+        assert_eq!(record(-1e-9, 0.0).anim, 0xffff);
+    }
+
+    #[test]
     fn bad_fields_are_named() {
         let ok = |p: Vec3, q: Quat, s: f32, a: RecordAnim, t: Vec4| InstanceRecord::new(p, q, s, a, t);
         let pooled = RecordAnim::Pooled {
@@ -269,6 +342,14 @@ mod tests {
                 fraction: f,
             };
             assert_eq!(field(ok(p, q, 1.0, a, t)), "fraction", "{f}");
+        }
+        for phase in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            let a = RecordAnim::Procedural { phase, amplitude: 0.5 };
+            assert_eq!(field(ok(p, q, 1.0, a, t)), "phase", "{phase}");
+        }
+        for amplitude in [-0.1, 1.5, f32::NAN] {
+            let a = RecordAnim::Procedural { phase: 0.5, amplitude };
+            assert_eq!(field(ok(p, q, 1.0, a, t)), "amplitude", "{amplitude}");
         }
         assert_eq!(field(ok(p, q, 1.0, pooled, Vec4::splat(2.0))), "tint");
         assert_eq!(field(ok(p, q, 1.0, pooled, Vec4::splat(f32::NAN))), "tint");

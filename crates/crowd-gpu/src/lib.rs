@@ -6,6 +6,9 @@
 //!   crowd-frame's packets, skinned on the GPU, on one of two paths ([`RenderPath`]): CPU-culled (one record per
 //!   visible instance, instanced draws) or GPU-driven (resident instances, a cull pass per [`CrowdView`], one
 //!   indirect draw per mesh, LOD and tier);
+//! - [`ProceduralRenderer`], the procedural tier (fish, flags, plants): one `crowd_mesh::ProceduralMesh` drawn
+//!   instanced from procedural records, each vertex undulated on the GPU by the record's phase and amplitude as
+//!   `crowd_mesh::Undulation::displace` does on the CPU;
 //! - [`GpuCuller`] and [`ResidentBuffer`], the GPU-driven path's cull pass and instance state, usable alone;
 //! - [`headless`]: a device without a window ([`headless::Gpu`]) and an offscreen RGBA8 target that reads back
 //!   ([`headless::OffscreenTarget`]);
@@ -23,6 +26,7 @@ mod gpu_cull;
 mod gpu_mesh;
 mod grow_buffer;
 pub mod headless;
+mod procedural;
 mod renderer;
 mod resident_buffer;
 pub mod shaders;
@@ -33,6 +37,7 @@ pub use gpu_cull::{
     CULL_BUCKETS, CULL_WORKGROUP, CullView, CullViewUniform, DrawSlot, GpuCuller, HIDDEN_STATE, OUT_OF_SEGMENT,
 };
 pub use gpu_mesh::{VERTEX_STRIDE_U8, VERTEX_STRIDE_U16};
+pub use procedural::{PROCEDURAL_VERTEX_STRIDE, ProceduralFrame, ProceduralRenderer, WaveUniform};
 pub use renderer::{
     CrowdRenderer, CrowdView, DrawCrowd, GPU_DRIVEN_STORAGE_BUFFERS, MeshHandle, PrepareStats, RenderPath,
     RendererConfig,

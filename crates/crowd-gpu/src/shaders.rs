@@ -136,6 +136,14 @@ pub const CROWD_SKIN: ShaderSource = ShaderSource {
     requires: &[F16, QUAT, INSTANCE_RECORD, RESIDENT_INSTANCE, VERTEX_FORMATS],
 };
 
+/// The procedural tier's draw (`vs_main`, the depth-only `vs_depth`, `fs_main`): one mesh instanced from
+/// procedural records, undulated per vertex by the record's phase and amplitude ([`crate::ProceduralRenderer`]).
+pub const CROWD_PROCEDURAL: ShaderSource = ShaderSource {
+    file: "crowd_procedural.wgsl",
+    source: include_str!("../../../shaders/crowd_procedural.wgsl"),
+    requires: &[QUAT, INSTANCE_RECORD],
+};
+
 /// A ground plane under the sun and the sky with a shadow map's shadows (`vs_ground`, `fs_ground`): the demo's
 /// ground, and an example of reading the depth that [`crate::CrowdRenderer::render_view_depth_only`] wrote.
 pub const GROUND_SHADOWED: ShaderSource = ShaderSource {
@@ -167,6 +175,7 @@ pub const ALL: &[ShaderSource] = &[
     PALETTE_FETCH_MAT3X4_F16,
     PALETTE_FETCH_QT_F16,
     CROWD_SKIN,
+    CROWD_PROCEDURAL,
     GROUND_SHADOWED,
 ];
 

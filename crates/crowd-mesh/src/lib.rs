@@ -8,7 +8,10 @@
 //! - [`Material`] and [`TextureData`], a base colour texture decoded with `image`, with its mip chain;
 //! - [`posed`]: a glTF model at one exact pose (palettes, CPU skinning, bounds, a camera, packets of unique
 //!   instances), in any [`PaletteKind`];
-//! - [`attach`]: rigid attachments (a spear in a hand) as one more mesh of a character, weighted wholly to a joint.
+//! - [`attach`]: rigid attachments (a spear in a hand) as one more mesh of a character, weighted wholly to a joint;
+//! - [`procedural`]: the procedural tier's [`ProceduralMesh`] (no bones) and [`Undulation`], the swimming wave
+//!   the GPU applies from each instance's phase and amplitude, with its CPU reference; [`fish_mesh`] generates a
+//!   fish for it.
 //!
 //! The crate has no cargo features.
 //!
@@ -27,19 +30,23 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod attach;
 mod error;
+mod fish;
 mod lod;
 mod material;
 mod mesh_pack;
 mod palette_kind;
-pub mod attach;
 pub mod posed;
+pub mod procedural;
 pub mod quantize;
 mod texture;
 
 pub use error::{Error, Result};
+pub use fish::{FISH_TRIANGLES, fish_mesh};
 pub use lod::{DEFAULT_LOD_TARGETS, LodLevel, build_lods, lod_thresholds};
 pub use material::Material;
 pub use mesh_pack::{PackedJoints, PackedMesh, UvFormat};
 pub use palette_kind::PaletteKind;
+pub use procedural::{ProceduralMesh, Undulation};
 pub use texture::{MAX_TEXTURE_SIDE, TextureData};
