@@ -19,6 +19,7 @@ pub mod camera;
 pub mod headless;
 pub mod motion;
 pub mod scene;
+pub mod school;
 pub mod sim;
 pub mod spear;
 pub mod stage;

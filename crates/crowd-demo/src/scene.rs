@@ -55,6 +55,13 @@ pub enum Layout {
         /// Mean distance between neighbours, in footprints.
         spacing: f32,
     },
+    /// A milling school of generated fish (a quarter of the model's height long) on the procedural tier: a torus
+    /// of fish circling its vertical axis above the ground. `count` is the fish; the model only sets the scale.
+    /// Needs [`Behaviour::Swim`].
+    School {
+        /// Mean distance between neighbours, in fish lengths.
+        spacing: f32,
+    },
 }
 
 /// What the characters do.
@@ -83,6 +90,12 @@ pub enum Behaviour {
         retarget: f32,
         /// Crossfade seconds.
         fade: f32,
+    },
+    /// Fish of a [`Layout::School`] swim around the school's axis, each at its own speed, climbing and diving a
+    /// little; faster fish beat their tails faster.
+    Swim {
+        /// Speeds, in fish lengths per second, are drawn from this range.
+        speed: (f32, f32),
     },
 }
 
@@ -177,6 +190,10 @@ impl Scene {
                 }
             }
             Layout::Scatter { spacing } => positive("Scatter.spacing", *spacing)?,
+            Layout::School { spacing } => positive("School.spacing", *spacing)?,
+        }
+        if matches!(self.layout, Layout::School { .. }) != matches!(self.behaviour, Behaviour::Swim { .. }) {
+            bail!("the `School` layout and the `Swim` behaviour go together");
         }
         match &self.behaviour {
             Behaviour::Waves {
@@ -216,6 +233,12 @@ impl Scene {
                 positive("Wander.retarget", *retarget)?;
                 if !(fade.is_finite() && *fade >= 0.0) {
                     bail!("`Wander.fade` must be 0 or more, got {fade}");
+                }
+            }
+            Behaviour::Swim { speed } => {
+                positive("Swim.speed.0", speed.0)?;
+                if !(speed.1.is_finite() && speed.1 >= speed.0) {
+                    bail!("`Swim.speed` must be a range (low, high) with high >= low, got {speed:?}");
                 }
             }
         }
@@ -259,7 +282,7 @@ mod tests {
             }
         }
         names.sort();
-        assert_eq!(names, ["army", "plaza"], "the named scenes");
+        assert_eq!(names, ["army", "plaza", "school"], "the named scenes");
     }
 
     #[test]

@@ -1,15 +1,20 @@
 //! The render side, the same for the window and for headless frames: the crowd renderer with the model's meshes
 //! (and its bake on the GPU-driven path), the sun's shadow map and the ground ([`Sun`]), and the MSAA colour and
-//! depth attachments, drawn into any colour view (a swapchain image or an offscreen texture).
+//! depth attachments, drawn into any colour view (a swapchain image or an offscreen texture). A school's fish are
+//! drawn by a `ProceduralRenderer` from the latest records of the world's fish feed, in the same passes.
 
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use crowd_frame::Packet;
-use crowd_gpu::{CrowdRenderer, CrowdView, DebugView, Lighting, PrepareStats, RenderPath, RendererConfig};
+use crowd_gpu::{
+    CrowdRenderer, CrowdView, DebugView, Lighting, PrepareStats, ProceduralFrame, ProceduralRenderer, RenderPath,
+    RendererConfig,
+};
 use glam::Vec3;
 
 use crate::assets::Assets;
+use crate::school::{FishFeed, MESH_LENGTH};
 use crate::sun::Sun;
 
 /// The depth format of the stage's depth attachment.
@@ -35,6 +40,8 @@ pub struct Stage {
     sample_count: u32,
     /// The MSAA colour (with more than one sample) and the depth attachment, for `size`.
     attachments: Option<(Option<wgpu::TextureView>, wgpu::TextureView, (u32, u32))>,
+    /// A school's fish and the feed of their records.
+    fish: Option<(ProceduralRenderer, FishFeed)>,
 }
 
 impl Stage {
@@ -96,6 +103,7 @@ impl Stage {
             color_format,
             sample_count,
             attachments: None,
+            fish: None,
         })
     }
 
@@ -115,7 +123,7 @@ impl Stage {
         let assets = world.assets();
         let (centre, extent) = world.bounds();
         let group = world.crowd().store().group_desc(world.crowd().group())?.clone();
-        Self::new(
+        let mut stage = Self::new(
             device,
             queue,
             color_format,
@@ -124,7 +132,17 @@ impl Stage {
             assets,
             Some(&group),
             (centre, extent * 2.0 + assets.framing.footprint * 20.0),
-        )
+        )?;
+        if let Some(feed) = world.fish_feed() {
+            let mesh = crowd_mesh::fish_mesh(MESH_LENGTH)?;
+            let undulation = crowd_mesh::Undulation::for_mesh(&mesh);
+            let mut config = RendererConfig::new(color_format, Some(DEPTH_FORMAT), device.limits());
+            config.sample_count = sample_count;
+            let mut fish = ProceduralRenderer::new(device, &config, &mesh, undulation)?;
+            fish.set_lighting(Lighting::default());
+            stage.fish = Some((fish, feed));
+        }
+        Ok(stage)
     }
 
     /// The path the crowd is drawn on.
@@ -202,8 +220,29 @@ impl Stage {
         self.renderer
             .prepare_view(device, queue, &mut encoder, &mut self.view, packet.camera())?;
         let light = self.sun.light_camera(packet.camera(), self.shadow_reach);
-        self.sun
-            .prepare(device, queue, &mut encoder, &self.renderer, packet.camera(), &light)?;
+        if let Some((fish, feed)) = &mut self.fish {
+            let feed = feed
+                .lock()
+                .map_err(|_| anyhow::anyhow!("the simulation thread panicked"))?;
+            fish.prepare(
+                device,
+                queue,
+                &ProceduralFrame {
+                    camera: *packet.camera(),
+                    depth_camera: Some(light),
+                    time: feed.time,
+                    records: &feed.records,
+                },
+            )?;
+        }
+        self.sun.prepare(
+            device,
+            queue,
+            &mut encoder,
+            (&self.renderer, self.fish.as_ref().map(|f| &f.0)),
+            packet.camera(),
+            &light,
+        )?;
         let prepare_ms = started.elapsed().as_secs_f32() * 1e3;
         let recorded = Instant::now();
         if self.attachments.as_ref().is_none_or(|a| a.2 != size) {
@@ -244,6 +283,9 @@ impl Stage {
             });
             self.sun.render_ground(&mut pass);
             self.renderer.render_view(&self.view, &mut pass);
+            if let Some((fish, _)) = &self.fish {
+                fish.draw(&mut pass);
+            }
         }
         queue.submit([encoder.finish()]);
         Ok((prepared, prepare_ms, recorded.elapsed().as_secs_f32() * 1e3))

@@ -8,7 +8,7 @@
 use anyhow::Result;
 use bytemuck::{Pod, Zeroable};
 use crowd_frame::FrameCamera;
-use crowd_gpu::{CrowdRenderer, CrowdView, Lighting};
+use crowd_gpu::{CrowdRenderer, CrowdView, Lighting, ProceduralRenderer};
 use glam::Vec3;
 
 use crate::stage::DEPTH_FORMAT;
@@ -183,8 +183,9 @@ impl Sun {
         }
     }
 
-    /// Culls the crowd for `light` (encoded into `encoder`), draws it depth-only into the shadow map, and writes the
-    /// ground's uniform for the main `camera`. Call after the renderer's `prepare`.
+    /// Culls the crowd of `renderer` for `light` (encoded into `encoder`), draws it and `fish` (prepared with `light`
+    /// as its depth camera) depth-only into the shadow map, and writes the ground's uniform for the main `camera`. Call after the
+    /// renderers' `prepare`.
     ///
     /// # Errors
     ///
@@ -194,7 +195,7 @@ impl Sun {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
-        renderer: &CrowdRenderer,
+        (renderer, fish): (&CrowdRenderer, Option<&ProceduralRenderer>),
         camera: &FrameCamera,
         light: &FrameCamera,
     ) -> Result<()> {
@@ -216,6 +217,9 @@ impl Sun {
                 multiview_mask: None,
             });
             renderer.render_view_depth_only(&self.view, &mut pass);
+            if let Some(fish) = fish {
+                fish.draw_depth_only(&mut pass);
+            }
         }
         let l = self.lighting;
         let uniform = GroundUniform {

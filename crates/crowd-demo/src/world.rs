@@ -10,6 +10,7 @@ use glam::{Quat, Vec3, Vec4};
 
 use crate::assets::Assets;
 use crate::scene::{Behaviour, Layout, Scene};
+use crate::school::{FishFeed, School, SchoolSpec};
 
 /// A small deterministic generator (xorshift), so that a scene looks the same on every run.
 #[derive(Clone, Debug)]
@@ -67,6 +68,8 @@ pub struct World<'a> {
     clips: Vec<(ClipId, f32)>,
     /// Scratch for `add_many`.
     handles: Vec<Handle>,
+    /// The fish of a [`Layout::School`] (whose crowd of characters stays empty).
+    school: Option<School>,
 }
 
 impl<'a> World<'a> {
@@ -96,10 +99,28 @@ impl<'a> World<'a> {
                     .enumerate()
                     .map(|(i, (name, weight))| (assets.clip(name, i), *weight))
                     .collect(),
+                Behaviour::Swim { .. } => Vec::new(),
             },
             handles: Vec::new(),
+            school: match (&scene.layout, &scene.behaviour) {
+                (Layout::School { spacing }, Behaviour::Swim { speed }) => Some(School::new(
+                    SchoolSpec {
+                        spacing: *spacing,
+                        speed: *speed,
+                    },
+                    crate::school::fish_length(&assets.framing),
+                    assets.framing.ground_y,
+                    count,
+                    scene.tints.clone(),
+                )),
+                _ => None,
+            },
             scene,
         };
+        if let Some(school) = &world.school {
+            (world.centre, world.extent) = school.bounds();
+            return Ok(world);
+        }
         let (centre, extent) = world.layout_extent(count.max(1));
         world.centre = centre;
         world.extent = extent;
@@ -117,14 +138,19 @@ impl<'a> World<'a> {
         self.assets
     }
 
-    /// Characters now.
+    /// Characters (or fish) now.
     pub fn len(&self) -> usize {
-        self.agents.len()
+        self.school.as_ref().map_or(self.agents.len(), School::len)
     }
 
-    /// True with no characters.
+    /// True with no characters (or fish).
     pub fn is_empty(&self) -> bool {
-        self.agents.is_empty()
+        self.len() == 0
+    }
+
+    /// The feed of a school's fish records, for the render thread.
+    pub fn fish_feed(&self) -> Option<FishFeed> {
+        self.school.as_ref().map(|s| s.feed().clone())
     }
 
     /// The centre of the layout at the start and its radius.
@@ -145,6 +171,7 @@ impl<'a> World<'a> {
                 ((min + max) * 0.5, ((max - min) * 0.5).length().max(f.footprint))
             }
             Layout::Scatter { spacing } => (ground, (count as f32 / PI).sqrt() * spacing * f.footprint + f.footprint),
+            Layout::School { .. } => self.school.as_ref().map_or((ground, f.footprint), School::bounds),
         }
     }
 
@@ -186,6 +213,10 @@ impl<'a> World<'a> {
         if count > crate::scene::MAX_COUNT {
             bail!("{count} characters is more than the demo's {}", crate::scene::MAX_COUNT);
         }
+        if let Some(school) = &mut self.school {
+            school.resize(count);
+            return Ok(());
+        }
         while self.agents.len() > count {
             let agent = self.agents.pop().expect("len > count >= 0");
             self.crowd.remove(agent.handle)?;
@@ -214,9 +245,11 @@ impl<'a> World<'a> {
                     let p = self.centre + Vec3::new(r * a.cos(), 0.0, r * a.sin());
                     (p, i % tints, 0, self.rng.unit() * 2.0 * PI)
                 }
+                Layout::School { .. } => unreachable!("a school's fish are not characters"),
             };
             let (clip, speed, next_pick) = match &behaviour {
                 Behaviour::Waves { .. } => (self.clips[0].0, 1.0, 0.0),
+                Behaviour::Swim { .. } => unreachable!("a school's fish are not characters"),
                 Behaviour::Wander { speed, retarget, .. } => {
                     let clip = pick(&mut self.rng, &self.clips);
                     let s = speed.0 + (speed.1 - speed.0) * self.rng.unit();
@@ -293,7 +326,11 @@ impl<'a> World<'a> {
     pub fn advance(&mut self, dt: f32) -> Result<()> {
         if dt > 0.0 {
             self.time += dt;
-            self.behave(dt)?;
+            if let Some(school) = &mut self.school {
+                school.advance(dt)?;
+            } else {
+                self.behave(dt)?;
+            }
         }
         Ok(())
     }
@@ -305,7 +342,11 @@ impl<'a> World<'a> {
     ///
     /// crowd-frame's errors.
     pub fn step(&mut self, dt: f32, camera: &FrameCamera) -> Result<u64> {
-        Ok(self.crowd.step(dt, camera)?)
+        let frame = self.crowd.step(dt, camera)?;
+        if let Some(school) = &mut self.school {
+            school.publish();
+        }
+        Ok(frame)
     }
 
     fn behave(&mut self, dt: f32) -> Result<()> {
@@ -384,6 +425,8 @@ impl<'a> World<'a> {
                     }
                 }
             }
+            // The school moves in `advance`.
+            Behaviour::Swim { .. } => {}
         }
         Ok(())
     }

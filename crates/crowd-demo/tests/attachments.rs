@@ -95,7 +95,7 @@ fn the_packed_spear_is_weighted_wholly_to_the_hand() {
     let packed = PackedMesh::new(&model.meshes[m], model.skeletons[0].skin_joint_count()).expect("packs");
     for (v, w) in packed.weights.iter().enumerate() {
         let joint = match &packed.joints {
-            PackedJoints::U8(j) => u32::from(j[v] & 0xff),
+            PackedJoints::U8(j) => j[v] & 0xff,
             PackedJoints::U16(j) => j[v][0] & 0xffff,
         };
         assert_eq!((w & 0xff, joint), (255, k as u32), "vertex {v}: weight {w:#x}");

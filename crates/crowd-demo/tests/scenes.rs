@@ -2,7 +2,7 @@
 //! sized as `WGPU-NOTES.md` allows: a few dozen characters, 256 x 160 pixels. The frame is drawn in the instance
 //! view, where each character is one flat, unlit colour: those pixels must cover part of the image and leave sky and
 //! ground around them, which fails when the camera is framed for another unit (inside a character, or too far away
-//! to see one).
+//! to see one). The school, whose fish have no instance view, is compared with its frame without fish.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -101,4 +101,36 @@ fn a_model_in_other_units_is_framed_by_its_own_bounds() {
     let cover = crowd_cover("army", 100, Some(fox));
     eprintln!("army with the Fox: the crowd covers {:.1}% of the frame", cover * 100.0);
     assert!(cover > 0.005 && cover < 0.6, "{cover}");
+}
+
+/// The school's fish are on the procedural tier, which has no instance view: its frame with `count` fish is
+/// compared with the same frame without any, and the share of pixels that changed is the fish's cover.
+fn school_cover(count: usize) -> f32 {
+    let out = std::env::temp_dir().join(format!("crowd-demo-test-school-{}", std::process::id()));
+    let s = Scene::load(&scene_path("school")).expect("scene");
+    let assets: &'static Assets = Box::leak(Box::new(
+        Assets::load(&crowd_demo::assets::default_model(), None).expect("model"),
+    ));
+    let frame = |n: usize| {
+        let r = crowd_demo::headless::render(&args("school", n, None, &out, "shaded"), &s, assets).expect("render");
+        assert_eq!(r.report.instances, n);
+        r.last
+    };
+    let (fish, empty) = (frame(count), frame(0));
+    let changed = fish
+        .chunks_exact(4)
+        .zip(empty.chunks_exact(4))
+        .filter(|(a, b)| a.iter().zip(b.iter()).any(|(x, y)| x.abs_diff(*y) > 24))
+        .count();
+    changed as f32 / (fish.len() / 4) as f32
+}
+
+#[test]
+fn the_school_renders_its_fish_in_view() {
+    if !have_adapter() {
+        return;
+    }
+    let cover = school_cover(300);
+    eprintln!("school: 300 fish cover {:.1}% of the frame", cover * 100.0);
+    assert!(cover > 0.02 && cover < 0.8, "{cover}");
 }

@@ -27,7 +27,9 @@ fn a_caster_outside_the_view_darkens_the_visible_ground() {
         eprintln!("SKIPPED: no wgpu adapter ({})", crowd_demo::NO_ADAPTER);
         return;
     };
-    let assets: &'static Assets = Box::leak(Box::new(Assets::load(&default_model(), None).expect("default character")));
+    let assets: &'static Assets = Box::leak(Box::new(
+        Assets::load(&default_model(), None).expect("default character"),
+    ));
     let path = RenderPath::for_device(&gpu.device);
     let settings = crowd_demo::frame_settings(assets, path, SIZE as f32, 25f32.to_radians());
     let mut crowd = CrowdFrame::new(&assets.character, settings).expect("crowd");
