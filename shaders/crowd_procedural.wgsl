@@ -1,27 +1,9 @@
 // The procedural tier's draw (crowd_gpu::ProceduralRenderer): one mesh drawn instanced with no bones. Each instance
 // reads its record by @builtin(instance_index), displaces the vertex by the swimming wave from the record's phase
 // and amplitude (`undulate`, the twin of crowd_mesh::procedural::Undulation::displace_at_cycle, line for line),
-// then places it by the record's rotation, scale and position. The fragment stage lights it as crowd_skin.wgsl's
-// fs_main does (a sun and a hemisphere light, two-sided), with vertex colour times tint.
-// Requires shaders/quat.wgsl and instance_record.wgsl.
-
-// The frame: crowd_gpu's FrameUniform, 144 bytes, the same struct as crowd_skin.wgsl's (only view_proj and the
-// lights are read here).
-struct FrameUniform {
-    view_proj: mat4x4<f32>,
-    // xyz: the unit direction towards the sun.
-    sun_direction: vec4<f32>,
-    // rgb: the sun's linear colour times intensity.
-    sun_color: vec4<f32>,
-    // rgb: the hemisphere light from above and from below.
-    sky_color: vec4<f32>,
-    ground_color: vec4<f32>,
-    // Entries per palette (unused here).
-    joint_count: u32,
-    // The debug view (unused here: procedural draws are always shaded).
-    view: u32,
-    pad: vec2<u32>,
-}
+// then places it by the record's rotation, scale and position. The fragment stage lights it with frame.wgsl's
+// frame_light, as crowd_skin.wgsl's fs_main does (two-sided), with vertex colour times tint.
+// Requires shaders/frame.wgsl, quat.wgsl and instance_record.wgsl.
 
 // The wave of this frame: crowd_gpu's WaveUniform, 32 bytes (crowd_mesh::procedural::Undulation with the clock and
 // the reciprocal of the length computed on the CPU).
@@ -116,7 +98,5 @@ fn vs_depth(@location(0) position: vec3<f32>, @builtin(instance_index) instance:
 fn fs_main(in: VertexOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f32> {
     // Two-sided, as crowd_skin.wgsl's fs_main: a back face is lit as seen.
     let n = normalize(select(-in.normal, in.normal, front));
-    let sun = max(dot(n, frame.sun_direction.xyz), 0.0) * frame.sun_color.rgb;
-    let hemisphere = mix(frame.ground_color.rgb, frame.sky_color.rgb, 0.5 + 0.5 * n.y);
-    return vec4<f32>(in.color.rgb * (sun + hemisphere), 1.0);
+    return vec4<f32>(in.color.rgb * frame_light(frame, n), 1.0);
 }

@@ -5,26 +5,9 @@
 // state, and map its clip time to a slot pair on the GPU (with crossfades). Baked draws (vs_baked_*) do the same
 // with a bone-animation bake (anim_bake::BatData), bound where the pooled palettes are: its frames are the slots, and
 // its clip table maps a clip time to two frames.
-// Requires shaders/f16.wgsl, quat.wgsl, instance_record.wgsl, resident_instance.wgsl and vertex_formats.wgsl, and one palette fetch file
+// Requires shaders/frame.wgsl, f16.wgsl, quat.wgsl, instance_record.wgsl, resident_instance.wgsl and vertex_formats.wgsl, and one palette fetch file
 // (palette_fetch_f32.wgsl, palette_fetch_mat3x4_f16.wgsl or palette_fetch_qt_f16.wgsl) that declares
 // group 0 bindings 2 and 3 and palette_rows(pooled, i).
-
-// The frame: crowd_gpu's FrameUniform, 144 bytes.
-struct FrameUniform {
-    view_proj: mat4x4<f32>,
-    // xyz: the unit direction towards the sun.
-    sun_direction: vec4<f32>,
-    // rgb: the sun's linear colour times intensity.
-    sun_color: vec4<f32>,
-    // rgb: the hemisphere light from above and from below.
-    sky_color: vec4<f32>,
-    ground_color: vec4<f32>,
-    // Entries per palette.
-    joint_count: u32,
-    // 0 shaded, 1 instance id, 2 LOD, 3 tier, 4 normals (crowd_gpu::DebugView).
-    view: u32,
-    pad: vec2<u32>,
-}
 
 // One draw: crowd_gpu's DrawUniform, 48 bytes, at a 256-byte stride with a dynamic offset.
 struct DrawUniform {
@@ -528,8 +511,6 @@ fn fs_main(in: VertexOut, @builtin(front_facing) front: bool) -> @location(0) ve
     if (frame.view == 4u) {
         return vec4<f32>(srgb_to_linear(0.5 + 0.5 * n), 1.0);
     }
-    let sun = max(dot(n, frame.sun_direction.xyz), 0.0) * frame.sun_color.rgb;
-    let hemisphere = mix(frame.ground_color.rgb, frame.sky_color.rgb, 0.5 + 0.5 * n.y);
     var albedo = vec3<f32>(0.8);
     if (frame.view == 0u) {
         let texel = textureSample(base_color_texture, base_color_sampler, in.uv);
@@ -537,5 +518,5 @@ fn fs_main(in: VertexOut, @builtin(front_facing) front: bool) -> @location(0) ve
     } else {
         albedo = in.debug_color.rgb;
     }
-    return vec4<f32>(albedo * (sun + hemisphere), 1.0);
+    return vec4<f32>(albedo * frame_light(frame, n), 1.0);
 }

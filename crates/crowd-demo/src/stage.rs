@@ -66,8 +66,7 @@ impl Stage {
         group: Option<&crowd_cull::GroupDesc>,
         ground: (Vec3, f32),
     ) -> Result<Self> {
-        let mut config = RendererConfig::new(color_format, Some(DEPTH_FORMAT), device.limits());
-        config.sample_count = sample_count;
+        let config = renderer_config(device, color_format, sample_count);
         let mut renderer = CrowdRenderer::new(device, &config)?;
         for (m, material) in assets.packed.iter().zip(&assets.materials) {
             renderer.add_mesh(device, queue, m, material)?;
@@ -136,8 +135,7 @@ impl Stage {
         if let Some(feed) = world.fish_feed() {
             let mesh = crowd_mesh::fish_mesh(MESH_LENGTH)?;
             let undulation = crowd_mesh::Undulation::for_mesh(&mesh);
-            let mut config = RendererConfig::new(color_format, Some(DEPTH_FORMAT), device.limits());
-            config.sample_count = sample_count;
+            let config = renderer_config(device, color_format, sample_count);
             let mut fish = ProceduralRenderer::new(device, &config, &mesh, undulation)?;
             fish.set_lighting(Lighting::default());
             stage.fish = Some((fish, feed));
@@ -317,6 +315,13 @@ impl Stage {
         let msaa = (self.sample_count > 1).then(|| texture("crowd-demo MSAA colour", self.color_format));
         (msaa, texture("crowd-demo depth", DEPTH_FORMAT), size)
     }
+}
+
+/// The renderers' configuration: `color_format` with `sample_count` samples over [`DEPTH_FORMAT`].
+fn renderer_config(device: &wgpu::Device, color_format: wgpu::TextureFormat, sample_count: u32) -> RendererConfig {
+    let mut config = RendererConfig::new(color_format, Some(DEPTH_FORMAT), device.limits());
+    config.sample_count = sample_count;
+    config
 }
 
 /// The sample count to use for `format`: 4 where the adapter can multisample and resolve it (and the depth format),

@@ -18,6 +18,7 @@
 //! [`SOCKET_MM`] (the bake's 1 mm budget over every vertex, the spear's included, at the rate the bake chose; the
 //! socket's rate is chosen for a 1.7 m reach).
 
+use anim_bake::{affine_from_rows, mix_rows};
 use anim_pose::{Model, Transform};
 use crowd_frame::{CharacterOptions, ClipId, CrowdFrame, FrameCamera, FrameSettings, RecordKind, Spawn};
 use crowd_mesh::{PackedJoints, PackedMesh};
@@ -72,12 +73,9 @@ fn largest_mm(a: &[Vec3], b: &[Vec3]) -> f32 {
         .fold(0.0, f32::max)
 }
 
-fn affine(rows: [[f32; 4]; 3]) -> Affine3A {
-    Affine3A::from_mat4(Mat4::from_cols_array_2d(&[rows[0], rows[1], rows[2], [0.0, 0.0, 0.0, 1.0]]).transpose())
-}
-
-fn mix(a: [[f32; 4]; 3], b: [[f32; 4]; 3], f: f32) -> [[f32; 4]; 3] {
-    std::array::from_fn(|r| (Vec4::from(a[r]) * (1.0 - f) + Vec4::from(b[r]) * f).to_array())
+/// A palette entry's rows as the GPU reads them.
+fn rows(e: &skin_pack::PaletteEntry) -> [Vec4; 3] {
+    e.rows.map(Vec4::from)
 }
 
 /// (clip, time) pairs: every clip at three phases.
@@ -134,14 +132,14 @@ fn posed_by_crowd(model: &Model, m: usize, clip: usize, t: f32, tier_thresholds:
                 let at = record.palette as usize;
                 packet.unique_palettes()[at..at + s]
                     .iter()
-                    .map(|e| affine(e.rows))
+                    .map(|e| affine_from_rows(&rows(e)))
                     .collect()
             }
             _ => {
                 let [a, b] = record.slots.map(|x| x as usize * s);
                 let pool = packet.pool_palettes();
                 (0..s)
-                    .map(|i| affine(mix(pool[a + i].rows, pool[b + i].rows, record.fraction)))
+                    .map(|i| affine_from_rows(&mix_rows(&rows(&pool[a + i]), &rows(&pool[b + i]), record.fraction)))
                     .collect()
             }
         };
@@ -158,19 +156,9 @@ fn posed_by_crowd(model: &Model, m: usize, clip: usize, t: f32, tier_thresholds:
     out.expect("three frames")
 }
 
-/// Mesh `m` skinned by `palette` (one matrix per skin joint).
+/// Mesh `m` skinned by `palette` (one matrix per skin joint) with skin-pack's CPU reference.
 fn skin(model: &Model, m: usize, palette: &[Affine3A]) -> Vec<Vec3> {
-    let mesh = &model.meshes[m];
-    mesh.positions
-        .iter()
-        .zip(&mesh.joints)
-        .zip(&mesh.weights)
-        .map(|((&p, j), w)| {
-            (0..4)
-                .map(|i| palette[usize::from(j[i])].transform_point3(p) * w[i])
-                .sum()
-        })
-        .collect()
+    crowd_mesh::posed::skin_on_cpu(model, m, palette).expect("skins").0
 }
 
 #[test]

@@ -11,7 +11,7 @@ use crowd_mesh::{ProceduralMesh, Undulation};
 use wgpu::util::DeviceExt;
 
 use crate::grow_buffer::GrowBuffer;
-use crate::renderer::DrawCrowd;
+use crate::renderer::{DrawCrowd, draw_pipeline};
 use crate::shaders;
 use crate::uniforms::{DebugView, FrameUniform, Lighting};
 use crate::{Error, PrepareStats, RendererConfig, Result};
@@ -454,49 +454,11 @@ fn procedural_pipeline(
         shader_location,
     });
     let attributes = if depth_only { &all[..1] } else { &all[..] };
-    let targets = [Some(wgpu::ColorTargetState {
-        format: config.color_format,
-        blend: None,
-        write_mask: wgpu::ColorWrites::ALL,
-    })];
     let entry = if depth_only { "vs_depth" } else { "vs_main" };
-    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-        label: Some(entry),
-        layout: Some(layout),
-        vertex: wgpu::VertexState {
-            module,
-            entry_point: Some(entry),
-            compilation_options: Default::default(),
-            buffers: &[Some(wgpu::VertexBufferLayout {
-                array_stride: PROCEDURAL_VERTEX_STRIDE,
-                step_mode: wgpu::VertexStepMode::Vertex,
-                attributes,
-            })],
-        },
-        primitive: wgpu::PrimitiveState {
-            topology: wgpu::PrimitiveTopology::TriangleList,
-            front_face: wgpu::FrontFace::Ccw,
-            cull_mode: None,
-            ..Default::default()
-        },
-        depth_stencil: config.depth_format.map(|format| wgpu::DepthStencilState {
-            format,
-            depth_write_enabled: Some(config.depth_write),
-            depth_compare: Some(config.depth_compare),
-            stencil: Default::default(),
-            bias: Default::default(),
-        }),
-        multisample: wgpu::MultisampleState {
-            count: config.sample_count,
-            ..Default::default()
-        },
-        fragment: (!depth_only).then(|| wgpu::FragmentState {
-            module,
-            entry_point: Some("fs_main"),
-            compilation_options: Default::default(),
-            targets: &targets,
-        }),
-        multiview_mask: None,
-        cache: None,
-    })
+    let vertices = wgpu::VertexBufferLayout {
+        array_stride: PROCEDURAL_VERTEX_STRIDE,
+        step_mode: wgpu::VertexStepMode::Vertex,
+        attributes,
+    };
+    draw_pipeline(device, module, config, layout, entry, vertices, depth_only)
 }

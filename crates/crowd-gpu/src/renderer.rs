@@ -698,6 +698,26 @@ fn skin_pipeline(
     } else {
         VERTEX_STRIDE_U8
     };
+    let vertices = wgpu::VertexBufferLayout {
+        array_stride: stride,
+        step_mode: wgpu::VertexStepMode::Vertex,
+        attributes: &attributes,
+    };
+    draw_pipeline(device, module, config, layout, entry, vertices, depth_only)
+}
+
+/// A render pipeline of the renderer's draws: vertex entry point `entry` reading one vertex buffer of `vertices`,
+/// triangle lists drawn two-sided (glTF meshes may be open or mirrored; the fragment shaders flip back faces),
+/// colour (`fs_main`), depth and samples as `config` says, or depth only (no fragment stage).
+pub(crate) fn draw_pipeline(
+    device: &wgpu::Device,
+    module: &wgpu::ShaderModule,
+    config: &RendererConfig,
+    layout: &wgpu::PipelineLayout,
+    entry: &str,
+    vertices: wgpu::VertexBufferLayout<'_>,
+    depth_only: bool,
+) -> wgpu::RenderPipeline {
     let targets = [Some(wgpu::ColorTargetState {
         format: config.color_format,
         blend: None,
@@ -710,15 +730,11 @@ fn skin_pipeline(
             module,
             entry_point: Some(entry),
             compilation_options: Default::default(),
-            buffers: &[Some(wgpu::VertexBufferLayout {
-                array_stride: stride,
-                step_mode: wgpu::VertexStepMode::Vertex,
-                attributes: &attributes,
-            })],
+            buffers: &[Some(vertices)],
         },
         primitive: wgpu::PrimitiveState {
             topology: wgpu::PrimitiveTopology::TriangleList,
-            // Two-sided: glTF meshes may be open or mirrored; the fragment shader flips back faces.
+            front_face: wgpu::FrontFace::Ccw,
             cull_mode: None,
             ..Default::default()
         },

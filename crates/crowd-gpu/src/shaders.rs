@@ -127,13 +127,21 @@ pub const PALETTE_FETCH_QT_F16: ShaderSource = ShaderSource {
     requires: &[PALETTE_F16],
 };
 
+/// Declares `FrameUniform`, the frame uniform of the renderer's draws, and `frame_light`, the sun and sky light it
+/// describes. The skinned and procedural draws require it.
+pub const FRAME: ShaderSource = ShaderSource {
+    file: "frame.wgsl",
+    source: include_str!("../../../shaders/frame.wgsl"),
+    requires: &[],
+};
+
 /// The renderer's skinned draw: vertex entry points `vs_joints_u8`, `vs_joints_u16`, the depth-only
 /// `vs_depth_joints_u8` and `vs_depth_joints_u16`, and `fs_main`. It needs one of the three palette fetch files
 /// prepended ([`crowd_skin_source`]).
 pub const CROWD_SKIN: ShaderSource = ShaderSource {
     file: "crowd_skin.wgsl",
     source: include_str!("../../../shaders/crowd_skin.wgsl"),
-    requires: &[F16, QUAT, INSTANCE_RECORD, RESIDENT_INSTANCE, VERTEX_FORMATS],
+    requires: &[FRAME, F16, QUAT, INSTANCE_RECORD, RESIDENT_INSTANCE, VERTEX_FORMATS],
 };
 
 /// The procedural tier's draw (`vs_main`, the depth-only `vs_depth`, `fs_main`): one mesh instanced from
@@ -141,7 +149,7 @@ pub const CROWD_SKIN: ShaderSource = ShaderSource {
 pub const CROWD_PROCEDURAL: ShaderSource = ShaderSource {
     file: "crowd_procedural.wgsl",
     source: include_str!("../../../shaders/crowd_procedural.wgsl"),
-    requires: &[QUAT, INSTANCE_RECORD],
+    requires: &[FRAME, QUAT, INSTANCE_RECORD],
 };
 
 /// A ground plane under the sun and the sky with a shadow map's shadows (`vs_ground`, `fs_ground`): the demo's
@@ -174,6 +182,7 @@ pub const ALL: &[ShaderSource] = &[
     PALETTE_FETCH_F32,
     PALETTE_FETCH_MAT3X4_F16,
     PALETTE_FETCH_QT_F16,
+    FRAME,
     CROWD_SKIN,
     CROWD_PROCEDURAL,
     GROUND_SHADOWED,
