@@ -56,7 +56,8 @@ pub enum Layout {
         spacing: f32,
     },
     /// A milling school of generated fish (a quarter of the model's height long) on the procedural tier: a torus
-    /// of fish circling its vertical axis above the ground. `count` is the fish; the model only sets the scale.
+    /// of fish circling its vertical axis above the ground, sized for `count` fish (`--count` and the resize keys
+    /// fill it more or less densely). `count` is the fish; the model only sets the scale.
     /// Needs [`Behaviour::Swim`].
     School {
         /// Mean distance between neighbours, in fish lengths.

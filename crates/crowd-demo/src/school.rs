@@ -23,6 +23,9 @@ pub struct SchoolSpec {
     pub spacing: f32,
     /// Swimming speeds, in fish lengths per second, drawn from this range.
     pub speed: (f32, f32),
+    /// The fish the torus is sized for (the scene's count): another count fills the same torus more or less
+    /// densely, so the camera keeps its framing.
+    pub size: usize,
 }
 
 /// The latest fish records and the simulated time they are at, shared by the two threads.
@@ -81,10 +84,10 @@ pub fn fish_length(framing: &Framing) -> f32 {
 }
 
 impl School {
-    /// A school of `count` fish `length` units long about `ground` height `ground_y`, tinted by `tints` (mixed
-    /// half-way with white).
+    /// A school of `count` fish `length` units long above ground height `ground_y`, in a torus sized for
+    /// `spec.size` fish, tinted by `tints` (mixed half-way with white).
     pub fn new(spec: SchoolSpec, length: f32, ground_y: f32, count: usize, tints: Vec<[f32; 3]>) -> Self {
-        let (ring, tube) = torus(count.max(1), spec.spacing * length);
+        let (ring, tube) = torus(spec.size.max(1), spec.spacing * length);
         let mut school = Self {
             spec,
             length,
@@ -124,7 +127,7 @@ impl School {
         &self.feed
     }
 
-    /// Grows or shrinks the school to `count` fish; new ones fill the torus of the first count at random.
+    /// Grows or shrinks the school to `count` fish; new ones fill the torus at random.
     pub fn resize(&mut self, count: usize) {
         self.fish.truncate(count);
         let tints = self.tints.len().max(1);
@@ -229,6 +232,7 @@ mod tests {
         let spec = SchoolSpec {
             spacing: 1.5,
             speed: (1.0, 2.0),
+            size: 300,
         };
         let mut school = School::new(spec, 0.5, 0.0, 300, vec![[0.6, 0.7, 0.9]]);
         let (centre, radius) = school.bounds();

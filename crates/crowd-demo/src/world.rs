@@ -107,6 +107,7 @@ impl<'a> World<'a> {
                     SchoolSpec {
                         spacing: *spacing,
                         speed: *speed,
+                        size: scene.count,
                     },
                     crate::school::fish_length(&assets.framing),
                     assets.framing.ground_y,
