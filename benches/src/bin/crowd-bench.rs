@@ -39,8 +39,8 @@ fn parse_args() -> Result<Args, String> {
             "--bench" => {}
             "-h" | "--help" => {
                 return Err(format!(
-                    "usage: cargo xtask bench [--quick] [--gpu] [--json FILE] [GROUP...]\ngroups: {} (crowd_gpu_device and baked_device run \
-                     with --gpu or when named)",
+                    "usage: cargo xtask bench [--quick] [--gpu] [--json FILE] [GROUP...]\ngroups: {} (crowd_gpu_device, baked_device and bevy \
+                     run with --gpu or when named)",
                     GROUPS.join(", ")
                 ));
             }
@@ -60,6 +60,8 @@ fn parse_args() -> Result<Args, String> {
 /// `pool_k` computes the pose-pool slot counts for error budgets; it takes tens of seconds, so `--quick` skips it
 /// unless it is named.
 /// `crowd_gpu_device` and `baked_device` render up to 1M instances; they run with `--gpu` or when named.
+/// `bevy` builds and runs `crowd-bevy`'s side-by-side example (its own workspace, with Bevy); it runs with `--gpu` or
+/// when named.
 const GROUPS: &[&str] = &[
     "anim_pose",
     "pool_k",
@@ -71,6 +73,7 @@ const GROUPS: &[&str] = &[
     "gpu_driven",
     "baked",
     "baked_device",
+    "bevy",
 ];
 
 fn main() {
@@ -154,6 +157,12 @@ fn main() {
         && let Err(e) = crowd_benches::groups::baked::run_device(&mut figures)
     {
         eprintln!("error: baked_device group: {e}");
+        std::process::exit(1);
+    }
+    if (args.gpu || named("bevy"))
+        && let Err(e) = crowd_benches::groups::bevy::run(args.quick, args.gpu, &mut figures)
+    {
+        eprintln!("error: bevy group: {e}");
         std::process::exit(1);
     }
     print!("{}", report_table(&figures));

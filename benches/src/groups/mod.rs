@@ -2,6 +2,7 @@
 //! Each exposes `run(quick, &mut figures)`; the binary selects them by group name.
 
 pub mod baked;
+pub mod bevy;
 pub mod crowd_cull;
 pub mod crowd_gpu;
 pub mod frame;

@@ -23,14 +23,25 @@ pub struct CullCamera {
 
 impl CullCamera {
     /// Extracts the planes of a view-projection matrix with wgpu's clip-space depth range `[0, 1]`
-    /// (as made by `Mat4::perspective_rh`), normalised. `forward` is normalised here.
+    /// (as made by `Mat4::perspective_rh`, or reversed as engines such as Bevy make them), normalised. `forward` is
+    /// normalised here.
+    ///
+    /// An infinite projection (`Mat4::perspective_infinite_reverse_rh`) has no far plane: its depth row gives a
+    /// plane without a normal, which is replaced by the other depth plane, so that the frustum is the four sides and
+    /// the near plane.
     pub fn from_view_proj(view_proj: Mat4, eye: Vec3, forward: Vec3, proj_scale: f32) -> Self {
         let (r0, r1, r2, r3) = (view_proj.row(0), view_proj.row(1), view_proj.row(2), view_proj.row(3));
         let raw = [r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, r3 - r2];
-        let planes = raw.map(|p| {
+        let mut planes = raw.map(|p| {
             let l = p.truncate().length();
             if l > 0.0 { p / l } else { p }
         });
+        let degenerate = |p: Vec4| p.truncate().length_squared() < 1e-12;
+        if degenerate(planes[4]) {
+            planes[4] = planes[5];
+        } else if degenerate(planes[5]) {
+            planes[5] = planes[4];
+        }
         let f = forward.normalize_or_zero();
         Self {
             planes,
@@ -135,6 +146,29 @@ mod tests {
         assert!(inside(Vec3::new(0.9, -0.9, 0.5)));
         assert!(!inside(Vec3::new(1.1, 0.0, 0.5)) && !inside(Vec3::new(0.0, -1.1, 0.5)));
         assert!(!inside(Vec3::new(0.0, 0.0, -0.1)) && !inside(Vec3::new(0.0, 0.0, 1.1)));
+    }
+
+    #[test]
+    fn an_infinite_reversed_projection_keeps_its_near_plane_and_culls_nothing_far() {
+        // Bevy's cameras: reversed depth (1 at the near plane, 0 at infinity) and no far plane.
+        let proj = glam::camera::rh::proj::directx::perspective_infinite_reverse(1.0, 1.5, 0.1);
+        let cam = CullCamera::from_view_proj(proj, Vec3::ZERO, Vec3::NEG_Z, proj.y_axis.y);
+        assert_eq!(cam.validate(), Ok(()));
+        let inside = |p: Vec3| cam.planes.iter().all(|pl| pl.truncate().dot(p) + pl.w >= -1e-4);
+        assert!(inside(Vec3::new(0.0, 0.0, -10.0)));
+        assert!(inside(Vec3::new(0.0, 0.0, -1.0e6)), "no far plane");
+        assert!(!inside(Vec3::new(0.0, 0.0, -0.05)), "before the near plane");
+        assert!(!inside(Vec3::new(0.0, 0.0, 10.0)), "behind the eye");
+        let top = 10.0 * 0.5f32.tan();
+        assert!(inside(Vec3::new(0.0, top - 0.01, -10.0)) && !inside(Vec3::new(0.0, top + 0.01, -10.0)));
+        // The same sides as the finite camera's.
+        let finite = CullCamera::perspective(Vec3::ZERO, Vec3::NEG_Z, Vec3::Y, 1.0, 1.5, 0.1, 100.0);
+        for i in 0..4 {
+            assert!(
+                (cam.planes[i] - finite.planes[i]).abs().max_element() < 1e-4,
+                "plane {i}"
+            );
+        }
     }
 
     #[test]
