@@ -4,8 +4,10 @@
 //! the dev profile: dependencies, Bevy included, at opt-level 2). Both modes alternate, `runs` times each, and each
 //! figure is the median of the runs' medians.
 //!
-//! - `bevy.cpu_ms_foxes_{1k,10k}_{ours,bevy}`: CPU milliseconds per frame, the main world's schedules plus
-//!   extraction and the render world's (pipelined rendering off, so that each is measured whole);
+//! - `bevy.cpu_ms_foxes_{1k,10k}_{ours,bevy}`: CPU milliseconds per frame of the app's own threads (the main
+//!   thread, which runs both worlds with pipelined rendering off, and Bevy's task pools; not the driver's threads,
+//!   which on a software adapter do the GPU's work);
+//! - `bevy.cpu_ms_empty_scene`: the same for the scene without Foxes, Bevy's own cost per frame;
 //! - `bevy.frame_ms_foxes_{1k,10k}_{ours,bevy}`: the whole update;
 //! - with `--gpu` on a real GPU, the same at 100k;
 //! - `bevy.example_lines`: the lines of `crates/crowd-bevy/examples/bevy_crowd.rs`.
@@ -107,6 +109,16 @@ pub fn run(quick: bool, gpu: bool, figures: &mut Vec<Figure>) -> Result<(), Box<
             });
         }
     }
+    // Bevy's own cost per frame for the scene without Foxes (camera, light, ground).
+    let mut empty: Vec<f64> = (0..runs)
+        .map(|_| run_once("empty", 0, 30, gpu).map(|(c, _)| c))
+        .collect::<Result<_, _>>()?;
+    figures.push(Figure {
+        name: "bevy.cpu_ms_empty_scene".into(),
+        value: median(&mut empty),
+        target: "report",
+        met: true,
+    });
     let example = std::fs::read_to_string(crate::workspace_root().join("crates/crowd-bevy/examples/bevy_crowd.rs"))?;
     figures.push(Figure {
         name: "bevy.example_lines".into(),

@@ -63,17 +63,8 @@ fn main() -> anyhow::Result<()> {
     let character: Handle<CrowdCharacter> = app.world().resource::<AssetServer>().load(file);
     app.world_mut().spawn(Crowd::new(character));
     let world = app.world_mut();
-    let ground = world
-        .resource_mut::<Assets<Mesh>>()
-        .add(Plane3d::default().mesh().size(1.0, 1.0));
-    let green = world
-        .resource_mut::<Assets<StandardMaterial>>()
-        .add(Color::srgb(0.3, 0.45, 0.25));
-    world.spawn((Mesh3d(ground), MeshMaterial3d(green), Framed));
-    world.spawn((
-        DirectionalLight::default(),
-        Transform::default().looking_to(Vec3::new(0.4, -0.8, -0.5), Vec3::Y),
-    ));
+    let ground = headless::ground_and_sun(world);
+    world.entity_mut(ground).insert(Framed);
     // No tonemapping: the crowd's colours are not tonemapped either (and Bevy's default needs its LUT feature).
     let camera = world
         .spawn((

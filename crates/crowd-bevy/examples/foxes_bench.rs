@@ -4,9 +4,12 @@
 //! the main world (simulation, animation, transforms), then extraction and the render world.
 //!
 //! It prints one line of figures (milliseconds per frame over `--frames` frames after `--warmup`, medians):
-//! `foxes_bench mode=.. count=.. adapter=.. frame_ms=.. main_ms=.. render_ms=.. cpu_ms=..`, where `main_ms` is
-//! the main world's schedules, `render_ms` extraction plus the render world's schedules (encoding and submitting;
-//! on a software adapter also whatever waits for the rasteriser), and `cpu_ms` their sum.
+//! `foxes_bench mode=.. count=.. adapter=.. frame_ms=.. main_ms=.. render_ms=.. submit_ms=.. cpu_ms=..`, where
+//! `main_ms` is the main world's schedules, `submit_ms` the render graph's submission (where a software adapter
+//! such as lavapipe runs the frame's GPU work on the CPU), `render_ms` extraction plus the render world's
+//! schedules without that submission (both wall time, so on a software adapter they include waits for it), and
+//! `cpu_ms` the CPU time per frame (mean) of the app's own threads, the main thread and Bevy's task pools, without
+//! the driver's threads (`/proc/self/task/*/schedstat`, Linux only).
 //!
 //! `cargo run --release --example foxes_bench --ignore-rust-version -- --mode crowd --count 1000`; `--gpu`
 //! refuses a software adapter.
@@ -23,6 +26,7 @@ use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::gltf::GltfAssetLabel;
 use bevy::prelude::*;
+use bevy::render::renderer::{RenderGraph, RenderGraphSystems};
 use bevy::render::view::Msaa;
 use bevy::render::{Render, RenderApp, RenderScheduleOrder};
 use bevy::world_serialization::{WorldAssetRoot, WorldInstanceReady};
@@ -31,7 +35,8 @@ use crowd_bevy::{ClipId, Crowd, CrowdCharacter, CrowdPlugin, Spawn};
 
 #[derive(Parser)]
 struct Args {
-    /// `bevy` (Bevy's skinning and AnimationPlayer) or `crowd` (crowd-bevy).
+    /// `bevy` (Bevy's skinning and AnimationPlayer), `crowd` (crowd-bevy), or `empty` (the scene without Foxes:
+    /// Bevy's own cost per frame).
     #[arg(long)]
     mode: String,
     /// Foxes.
@@ -54,7 +59,7 @@ const SPACING: f32 = 150.0;
 
 /// The frame's timestamps, shared by the main and the render world.
 #[derive(Resource, Clone, Default)]
-struct Stamps(Arc<Mutex<[Option<Instant>; 3]>>);
+struct Stamps(Arc<Mutex<[Option<Instant>; 5]>>);
 
 #[derive(ScheduleLabel, Clone, Debug, PartialEq, Eq, Hash)]
 struct MainStart;
@@ -62,6 +67,29 @@ struct MainStart;
 struct MainEnd;
 #[derive(ScheduleLabel, Clone, Debug, PartialEq, Eq, Hash)]
 struct RenderEnd;
+
+/// CPU nanoseconds so far of the app's own threads: the main thread (which runs both worlds, pipelining being off)
+/// and Bevy's task pools, but not the threads of the driver (llvmpipe's rasterisers, lavapipe's queue), from
+/// `/proc/self/task/*/schedstat` (Linux). Returns the sum and the threads counted.
+fn app_cpu_ns() -> (u64, usize) {
+    let main = std::process::id().to_string();
+    let mut total = (0, 0);
+    for task in std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten() {
+        let tid = task.file_name().to_string_lossy().into_owned();
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        let ours = tid == main
+            || ["Compute Task", "Async Compute", "IO Task"]
+                .iter()
+                .any(|p| comm.starts_with(p));
+        let ns = std::fs::read_to_string(task.path().join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()));
+        if let (true, Some(ns)) = (ours, ns) {
+            total = (total.0 + ns, total.1 + 1);
+        }
+    }
+    total
+}
 
 fn stamp<const I: usize>(stamps: Res<Stamps>) {
     if let Ok(mut s) = stamps.0.lock() {
@@ -123,7 +151,15 @@ fn main() -> anyhow::Result<()> {
         .world_mut()
         .resource_mut::<RenderScheduleOrder>()
         .insert_after(Render, RenderEnd);
-    render_app.add_systems(RenderEnd, stamp::<2>);
+    render_app.add_systems(RenderEnd, stamp::<4>).add_systems(
+        RenderGraph,
+        (
+            stamp::<2>
+                .after(RenderGraphSystems::Render)
+                .before(RenderGraphSystems::Submit),
+            stamp::<3>.in_set(RenderGraphSystems::Finish),
+        ),
+    );
     let n = args.count;
     match args.mode.as_str() {
         "bevy" => {
@@ -148,25 +184,15 @@ fn main() -> anyhow::Result<()> {
             let character: Handle<CrowdCharacter> = app.world().resource::<AssetServer>().load(FOX);
             app.world_mut().spawn(Crowd::new(character));
         }
-        other => anyhow::bail!("--mode {other}: expected bevy or crowd"),
+        "empty" => app.world_mut().insert_resource(Wanted(0)),
+        other => anyhow::bail!("--mode {other}: expected bevy, crowd or empty"),
     }
     let world = app.world_mut();
-    let ground = world
-        .resource_mut::<Assets<Mesh>>()
-        .add(Plane3d::default().mesh().size(1.0, 1.0));
-    let green = world
-        .resource_mut::<Assets<StandardMaterial>>()
-        .add(Color::srgb(0.3, 0.45, 0.25));
     let extent = position(n.saturating_sub(1), n).abs().max_element() + SPACING;
-    world.spawn((
-        Mesh3d(ground),
-        MeshMaterial3d(green),
-        Transform::from_scale(Vec3::splat(extent * 3.0)),
-    ));
-    world.spawn((
-        DirectionalLight::default(),
-        Transform::default().looking_to(Vec3::new(0.4, -0.8, -0.5), Vec3::Y),
-    ));
+    let ground = headless::ground_and_sun(world);
+    world
+        .entity_mut(ground)
+        .insert(Transform::from_scale(Vec3::splat(extent * 3.0)));
     let image = headless::image_target(&mut world.resource_mut::<Assets<Image>>(), 960, 540);
     world.spawn((
         Camera3d::default(),
@@ -184,7 +210,7 @@ fn main() -> anyhow::Result<()> {
         anyhow::bail!("--gpu: the adapter '{}' is a software rasteriser", adapter.name);
     }
     let started = Instant::now();
-    while app.world().resource::<Ready>().0 < n {
+    while app.world().resource::<Ready>().0 < app.world().resource::<Wanted>().0 {
         app.update();
         if started.elapsed() > Duration::from_secs(600) {
             anyhow::bail!(
@@ -196,29 +222,34 @@ fn main() -> anyhow::Result<()> {
     for _ in 0..args.warmup {
         app.update();
     }
-    let (mut frame, mut main, mut render) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut frame, mut main, mut render, mut submit) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
+    let (cpu_before, _) = app_cpu_ns();
     for _ in 0..args.frames {
         let t = Instant::now();
         app.update();
         frame.push(ms(t, Instant::now()));
         let s = *stamps.0.lock().map_err(|_| anyhow::anyhow!("a poisoned lock"))?;
-        if let [Some(a), Some(b), Some(c)] = s {
+        if let [Some(a), Some(b), Some(c), Some(d), Some(e)] = s {
             main.push(ms(a, b));
-            render.push(ms(b, c));
+            submit.push(ms(c, d));
+            render.push(ms(b, e) - ms(c, d));
         }
     }
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
     };
+    let (cpu_after, threads) = app_cpu_ns();
+    let cpu = (cpu_after - cpu_before) as f64 * 1e-6 / args.frames.max(1) as f64;
     let (m, r) = (median(&mut main), median(&mut render));
     println!(
-        "foxes_bench mode={} count={n} adapter={:?} frame_ms={:.2} main_ms={m:.2} render_ms={r:.2} cpu_ms={:.2}",
+        "foxes_bench mode={} count={n} adapter={:?} frame_ms={:.2} main_ms={m:.2} render_ms={r:.2} \
+         submit_ms={:.2} cpu_ms={cpu:.2} cpu_threads={threads}",
         args.mode,
         adapter.name,
         median(&mut frame),
-        m + r
+        median(&mut submit),
     );
     Ok(())
 }

@@ -6,7 +6,7 @@ use bevy::asset::io::Reader;
 use bevy::asset::{Asset, AssetLoader, LoadContext};
 use bevy::reflect::TypePath;
 use crowd_frame::{Character, CharacterOptions, ClipId};
-use crowd_mesh::{Material, PackedMesh, TextureData};
+use crowd_mesh::{Material, PackedMesh};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
@@ -68,18 +68,10 @@ impl CrowdCharacter {
         if packed.is_empty() {
             return Err(no_skin());
         }
-        let materials = meshes
-            .iter()
-            .map(|m| {
-                let texture = match m.material.base_color_texture {
-                    Some(i) => Some(TextureData::decode(&model.images[i].name, &model.images[i].bytes)?),
-                    None => None,
-                };
-                Ok(Material {
-                    base_color_factor: m.material.base_color_factor.to_array(),
-                    base_color_texture: texture,
-                })
-            })
+        let materials = binding
+            .meshes
+            .clone()
+            .map(|i| Material::of_mesh(&model, i))
             .collect::<crowd_mesh::Result<Vec<_>>>()
             .map_err(|source| Error::Mesh {
                 path: path.to_owned(),

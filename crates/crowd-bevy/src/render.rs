@@ -229,3 +229,28 @@ pub(crate) fn draw_crowds(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use bevy::color::Color;
+    use bevy::math::Vec3;
+    use bevy::transform::components::Transform;
+
+    use super::*;
+
+    #[test]
+    fn the_sun_points_towards_the_light_with_its_colour_times_its_lux() {
+        let light = DirectionalLight {
+            color: Color::linear_rgb(1.0, 0.5, 0.25),
+            illuminance: 2.0 * SUN_LUX_AT_ONE,
+            ..Default::default()
+        };
+        // A light shining straight down: towards it is up.
+        let t = GlobalTransform::from(Transform::default().looking_to(Vec3::NEG_Y, Vec3::Z));
+        let l = lighting(&light, &t);
+        let d = Vec3::from(l.sun_direction);
+        assert!((d - Vec3::Y).length() < 1e-5, "{d}");
+        assert_eq!(l.sun_color, [2.0, 1.0, 0.5]);
+        assert_eq!(l.sky_color, Lighting::default().sky_color);
+    }
+}

@@ -2,9 +2,12 @@
 //! without a skin fail their asset loads (`AssetLoadFailedEvent<CrowdCharacter>` and the load state, with an error
 //! that names the file), and a clip out of range is refused by the crowd's call with crowd-frame's error.
 
+#[path = "../examples/common/headless.rs"]
+mod headless;
+
 use std::time::Duration;
 
-use bevy::asset::{AssetLoadFailedEvent, AssetPlugin, LoadState, UnapprovedPathMode};
+use bevy::asset::{AssetLoadFailedEvent, LoadState};
 use bevy::ecs::message::MessageReader;
 use bevy::prelude::*;
 use crowd_bevy::{ClipId, Crowd, CrowdCharacter, CrowdPlugin, Spawn};
@@ -27,13 +30,7 @@ fn collect(mut failed: MessageReader<AssetLoadFailedEvent<CrowdCharacter>>, mut 
 
 #[test]
 fn bad_paths_unskinned_models_and_clips_out_of_range_are_errors_not_panics() {
-    let Some(root) = std::env::var_os("CROWD_SAMPLE_ASSETS") else {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "CROWD_SAMPLE_ASSETS is not set"
-        );
-        eprintln!("SKIPPED: set CROWD_SAMPLE_ASSETS to the shared sample assets");
+    let Some(root) = headless::sample_assets() else {
         return;
     };
     // An asset folder with the Fox and a triangle without a skin.
@@ -47,17 +44,9 @@ fn bad_paths_unskinned_models_and_clips_out_of_range_are_errors_not_panics() {
     let unskinned = "Triangle.gltf";
     std::fs::write(dir.join(unskinned), TRIANGLE).expect("the triangle");
     let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin {
-            file_path: dir.to_string_lossy().into_owned(),
-            unapproved_path_mode: UnapprovedPathMode::Allow,
-            ..Default::default()
-        },
-        CrowdPlugin,
-    ))
-    .init_resource::<Failures>()
-    .add_systems(Update, collect);
+    app.add_plugins((headless::minimal_plugins(&dir.to_string_lossy()), CrowdPlugin))
+        .init_resource::<Failures>()
+        .add_systems(Update, collect);
     let server = app.world().resource::<AssetServer>().clone();
     let missing: Handle<CrowdCharacter> = server.load("NoSuchModel/NoSuchModel.glb");
     let no_skin: Handle<CrowdCharacter> = server.load(unskinned);

@@ -27,12 +27,6 @@ const CHANNEL_TOLERANCE: u8 = 3;
 /// The share of crowd pixels that must match (the rest may differ at silhouette edges by rasterisation order).
 const MATCH_SHARE: f64 = 0.99;
 
-fn sample_fox() -> Option<std::path::PathBuf> {
-    let root = std::env::var_os("CROWD_SAMPLE_ASSETS")?;
-    let path = std::path::Path::new(&root).join("gltf/Fox/Fox.glb");
-    path.exists().then_some(path)
-}
-
 /// Where the test's objects are, in the Fox's units.
 #[derive(Resource, Clone, Copy)]
 struct Layout {
@@ -90,11 +84,10 @@ fn add_foxes(mut crowds: Query<&mut Crowd>, layout: Option<Res<Layout>>, mut spa
 #[test]
 fn crowd_pixels_match_crowd_gpu_and_bevy_cubes_occlude_by_depth() {
     let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let Some(fox) = sample_fox() else {
-        assert!(!ci, "CROWD_SAMPLE_ASSETS has no gltf/Fox/Fox.glb");
-        eprintln!("SKIPPED: set CROWD_SAMPLE_ASSETS to the shared sample assets");
+    let Some(root) = headless::sample_assets() else {
         return;
     };
+    let fox = root.join("gltf/Fox/Fox.glb");
     if !headless::has_adapter() {
         assert!(!ci, "no Vulkan adapter: install Mesa's lavapipe (mesa-vulkan-drivers)");
         eprintln!("SKIPPED: no Vulkan adapter; install Mesa's lavapipe (mesa-vulkan-drivers libvulkan1)");

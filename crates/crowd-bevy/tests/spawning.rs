@@ -2,10 +2,12 @@
 //! [`Crowd`], the plugin steps the crowd each frame, and the store stays consistent with a plain model of what the
 //! game did (crowd-cull's invariant checker, every live handle's position and clip, the live count).
 
+#[path = "../examples/common/headless.rs"]
+mod headless;
+
 use std::collections::HashMap;
 use std::time::Duration;
 
-use bevy::asset::{AssetPlugin, UnapprovedPathMode};
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use crowd_bevy::{ClipId, Crowd, CrowdCamera, CrowdCharacter, CrowdPlugin, Spawn, frame_camera};
@@ -71,29 +73,15 @@ fn churn(mut crowds: Query<&mut Crowd>, mut model: ResMut<Model>) {
 
 #[test]
 fn spawning_moving_and_despawning_over_100_frames_keeps_the_store_consistent() {
-    let Some(root) = std::env::var_os("CROWD_SAMPLE_ASSETS") else {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "CROWD_SAMPLE_ASSETS is not set"
-        );
-        eprintln!("SKIPPED: set CROWD_SAMPLE_ASSETS to the shared sample assets");
+    let Some(root) = headless::sample_assets() else {
         return;
     };
     let root = std::path::Path::new(&root).join("gltf/Fox");
     let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin {
-            file_path: root.to_string_lossy().into_owned(),
-            unapproved_path_mode: UnapprovedPathMode::Allow,
-            ..Default::default()
-        },
-        CrowdPlugin,
-    ))
-    .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(16)))
-    .init_resource::<Model>()
-    .add_systems(Update, churn);
+    app.add_plugins((headless::minimal_plugins(&root.to_string_lossy()), CrowdPlugin))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(16)))
+        .init_resource::<Model>()
+        .add_systems(Update, churn);
     // No camera in this app: the simulation steps with one the game sets.
     let eye = GlobalTransform::from(
         Transform::from_xyz(500.0, 800.0, 1500.0).looking_at(Vec3::new(500.0, 0.0, 500.0), Vec3::Y),

@@ -1,5 +1,5 @@
 //! Base colour textures decode with their whole mip chain, averaged in linear light; the sample models' textures
-//! decode; bytes that are not an image are an error naming the texture.
+//! and materials decode; bytes that are not an image are an error naming the texture.
 
 mod common;
 
@@ -68,6 +68,17 @@ fn the_sample_models_textures_decode() {
             .find(|p| p.extension().is_some_and(|x| x == "glb" || x == "gltf"))
             .expect("a glTF file");
         let model = anim_pose::import_file(&file).expect("imports");
+        // Each mesh's material takes its factor and decodes its texture; a mesh past the model's is an error.
+        for (i, mesh) in model.meshes.iter().enumerate() {
+            let m = crowd_mesh::Material::of_mesh(&model, i).unwrap_or_else(|e| panic!("{name} mesh {i}: {e}"));
+            assert_eq!(m.base_color_factor, mesh.material.base_color_factor.to_array());
+            assert_eq!(
+                m.base_color_texture.is_some(),
+                mesh.material.base_color_texture.is_some()
+            );
+        }
+        let past = crowd_mesh::Material::of_mesh(&model, model.meshes.len()).expect_err("past the meshes");
+        assert!(past.to_string().contains("past the model's"), "{past}");
         for img in &model.images {
             let t = TextureData::decode(&img.name, &img.bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(t.level_size(t.mips.len() - 1), (1, 1));

@@ -1,6 +1,6 @@
 //! Bevy frames without a window, shared by the examples and the tests (each includes this file with `#[path]`): an
 //! app with Bevy's default plugins but no window, a 3D camera that renders into an image, updates run by hand,
-//! and the image read back.
+//! and the image read back; and the examples' ground and sun.
 
 #![allow(dead_code, reason = "each includer uses part of it")]
 
@@ -35,11 +35,7 @@ pub fn plugins(asset_root: &str) -> PluginGroupBuilder {
             synchronous_pipeline_compilation: true,
             ..Default::default()
         })
-        .set(AssetPlugin {
-            file_path: asset_root.to_owned(),
-            unapproved_path_mode: UnapprovedPathMode::Allow,
-            ..Default::default()
-        })
+        .set(asset_plugin(asset_root))
         .disable::<bevy::winit::WinitPlugin>()
         // Each update then renders its own frame, so that a read after it sees that frame.
         .disable::<bevy::render::pipelined_rendering::PipelinedRenderingPlugin>()
@@ -47,11 +43,55 @@ pub fn plugins(asset_root: &str) -> PluginGroupBuilder {
 
 /// Bevy's default plugins for a window, reading assets from `asset_root`.
 pub fn window_plugins(asset_root: &str) -> PluginGroupBuilder {
-    bevy::DefaultPlugins.build().set(AssetPlugin {
+    bevy::DefaultPlugins.build().set(asset_plugin(asset_root))
+}
+
+/// Bevy's asset plugin reading from `asset_root` (absolute paths allowed).
+pub fn asset_plugin(asset_root: &str) -> AssetPlugin {
+    AssetPlugin {
         file_path: asset_root.to_owned(),
         unapproved_path_mode: UnapprovedPathMode::Allow,
         ..Default::default()
-    })
+    }
+}
+
+/// Bevy's minimal plugins (no rendering) with assets from `asset_root`.
+pub fn minimal_plugins(asset_root: &str) -> (bevy::MinimalPlugins, AssetPlugin) {
+    (bevy::MinimalPlugins, asset_plugin(asset_root))
+}
+
+/// The shared sample assets (`CROWD_SAMPLE_ASSETS`); without them, a test fails when `CI=true` and otherwise
+/// prints a loud skip and gets `None`.
+pub fn sample_assets() -> Option<std::path::PathBuf> {
+    match std::env::var_os("CROWD_SAMPLE_ASSETS") {
+        Some(root) => Some(root.into()),
+        None => {
+            assert_ne!(
+                std::env::var("CI").as_deref(),
+                Ok("true"),
+                "CROWD_SAMPLE_ASSETS is not set"
+            );
+            eprintln!("SKIPPED: set CROWD_SAMPLE_ASSETS to the shared sample assets");
+            None
+        }
+    }
+}
+
+/// A green ground plane of 1 × 1 units (scale it) and Bevy's default sun, low from the front left; returns the
+/// ground.
+pub fn ground_and_sun(world: &mut bevy::ecs::world::World) -> bevy::ecs::entity::Entity {
+    use bevy::prelude::*;
+    let ground = world
+        .resource_mut::<Assets<Mesh>>()
+        .add(Plane3d::default().mesh().size(1.0, 1.0));
+    let green = world
+        .resource_mut::<Assets<StandardMaterial>>()
+        .add(Color::srgb(0.3, 0.45, 0.25));
+    world.spawn((
+        DirectionalLight::default(),
+        Transform::default().looking_to(Vec3::new(0.4, -0.8, -0.5), Vec3::Y),
+    ));
+    world.spawn((Mesh3d(ground), MeshMaterial3d(green))).id()
 }
 
 /// Whether a display server is there to open a window on.
