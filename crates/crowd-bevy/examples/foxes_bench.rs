@@ -8,8 +8,8 @@
 //! `main_ms` is the main world's schedules, `submit_ms` the render graph's submission (where a software adapter
 //! such as lavapipe runs the frame's GPU work on the CPU), `render_ms` extraction plus the render world's
 //! schedules without that submission (both wall time, so on a software adapter they include waits for it), and
-//! `cpu_ms` the CPU time per frame (mean) of the app's own threads, the main thread and Bevy's task pools, without
-//! the driver's threads (`/proc/self/task/*/schedstat`, Linux only).
+//! `cpu_ms` the CPU time per frame (mean) of the app's own threads, the main thread, Bevy's task pools and rayon's
+//! pool, without the driver's threads (`/proc/self/task/*/schedstat`, Linux only).
 //!
 //! `cargo run --release --example foxes_bench --ignore-rust-version -- --mode crowd --count 1000`; `--gpu`
 //! refuses a software adapter.
@@ -68,9 +68,10 @@ struct MainEnd;
 #[derive(ScheduleLabel, Clone, Debug, PartialEq, Eq, Hash)]
 struct RenderEnd;
 
-/// CPU nanoseconds so far of the app's own threads: the main thread (which runs both worlds, pipelining being off)
-/// and Bevy's task pools, but not the threads of the driver (llvmpipe's rasterisers, lavapipe's queue), from
-/// `/proc/self/task/*/schedstat` (Linux). Returns the sum and the threads counted.
+/// CPU nanoseconds so far of the app's own threads: the main thread (which runs both worlds, pipelining being off),
+/// Bevy's task pools and rayon's pool (crowd-frame's parallel jobs; named in `main`), but not the threads of the
+/// driver (llvmpipe's rasterisers, lavapipe's queue), from `/proc/self/task/*/schedstat` (Linux). Returns the sum
+/// and the threads counted.
 fn app_cpu_ns() -> (u64, usize) {
     let main = std::process::id().to_string();
     let mut total = (0, 0);
@@ -130,6 +131,10 @@ fn random(i: usize) -> (u32, f32, f32) {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    // Named, so that their CPU time is counted as the app's.
+    rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("rayon-{i}"))
+        .build_global()?;
     let assets = std::env::var("CROWD_SAMPLE_ASSETS").unwrap_or_else(|_| "../shared/assets".into());
     let root = std::fs::canonicalize(format!("{assets}/gltf/Fox"))?;
     let mut app = App::new();

@@ -11,7 +11,13 @@
 //!
 //! Add the plugin after Bevy's `DefaultPlugins`: Bevy's core 3D plugin replaces the camera schedule the draws are
 //! added to. Cameras must share one colour format and MSAA sample count (the first camera's); a crowd skips other
-//! cameras with a warning. The crowd does not cast into Bevy's shadow maps, nor receive their shadows.
+//! cameras with a warning. On the GPU-driven path each camera culls the crowd on the GPU; on the CPU-culled path
+//! (adapters without the storage buffers it needs) the crowd is culled, tiered and LOD-ed for [`CrowdCamera`] only,
+//! and other cameras draw that selection.
+//!
+//! Not followed yet: Bevy's shadow maps (the crowd neither casts into them nor receives them), its tonemapping
+//! and post-processing of non-HDR cameras (the crowd writes linear colour; give the camera `Tonemapping::None` for
+//! matching colours), its ambient light and environment maps (the crowd keeps crowd-gpu's sky and ground terms).
 
 mod asset;
 mod crowd;
