@@ -11,7 +11,7 @@ use crate::frame::NOT_UNIQUE;
 use crate::packet::{Packet, PacketDraw, RecordKind};
 use crate::record::{INSTANCE_RECORD_SIZE, InstanceRecord};
 
-/// Records per parallel work item: enough to amortise rayon's scheduling (about 20 µs of packing).
+/// Records per parallel work item: enough packing per item to amortise rayon's scheduling.
 pub(crate) const PACK_CHUNK: usize = 4096;
 
 /// What [`pack_frame`] reads.

@@ -16,7 +16,8 @@
 //!   GPU layouts of the palette entries, the instance record, the resident instance and the cull structs against
 //!   their Rust types.
 //!
-//! Baked and VAT playback are not here yet: those tiers draw through the pose pool.
+//! Baked and VAT playback (`CrowdRenderer::set_bat`, `set_vat`) draw the baked and VAT tiers on the GPU-driven path;
+//! on the CPU-culled path those tiers draw through the pose pool.
 //!
 //! Everything that needs no device (mesh packing, quantizers, LOD levels, textures, exact poses) lives in
 //! `crowd-mesh`, which an engine with its own renderer can use without wgpu.
