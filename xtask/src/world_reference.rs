@@ -326,23 +326,14 @@ pub fn glb_bytes(mut doc: Value, bin: Vec<u8>) -> Vec<u8> {
 }
 
 /// The path of a sample model's GLB file: a loud skip when `CROWD_SAMPLE_ASSETS` is unset outside CI, a failure
-/// when it is unset on CI (the convention of `crates/anim-pose/tests/common/mod.rs`).
+/// when it is unset on CI (`sample_assets::sample_assets`).
 pub(crate) fn sample_path(name: &str) -> Option<PathBuf> {
-    const ASSETS_VAR: &str = "CROWD_SAMPLE_ASSETS";
-    let Some(dir) = std::env::var_os(ASSETS_VAR) else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{ASSETS_VAR} is not set on CI: the sample-asset tests cannot run (set it to the shared assets folder)"
-        );
-        // The test harness captures `eprintln!` of passing tests; writing to the stderr handle itself keeps
-        // the skip visible in every run.
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            format!("skipped: sample assets not found (set {ASSETS_VAR})\n").as_bytes(),
-        );
-        return None;
-    };
-    Some(PathBuf::from(dir).join("gltf").join(name).join(format!("{name}.glb")))
+    Some(
+        sample_assets::sample_assets()?
+            .join("gltf")
+            .join(name)
+            .join(format!("{name}.glb")),
+    )
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 
 use std::time::Instant;
 
+use crowd_cull::FrameCamera;
 use crowd_cull::{
     Aabb, ClusterSettings, CullCamera, CullOutput, CullingCache, CullingJob, GroupDesc, GroupId, Handle, InstanceDesc,
     InstanceStore, MaintainBudget,
@@ -82,7 +83,8 @@ pub fn scene(n: usize) -> Result<Scene, crowd_cull::Error> {
     store.add_many(group, &descs, &mut handles)?;
     let c = side as f32 * 0.5;
     let eye = Vec3::new(c, 10.0, c);
-    let camera = CullCamera::perspective(eye, eye + Vec3::new(1.0, -0.08, 0.0), Vec3::Y, 1.1, 2.2, 0.5, 5000.0);
+    let camera =
+        FrameCamera::perspective(eye, eye + Vec3::new(1.0, -0.08, 0.0), Vec3::Y, 1.1, 2.2, 0.5, 5000.0).cull_camera();
     Ok(Scene {
         store,
         group,

@@ -46,8 +46,8 @@
 //!
 //! # Loading
 //!
-//! [`Bake::from_bytes`] checks the header, the length, the checksum, the table and every section's bounds before it
-//! reads a record, then every rule of [`Bake::validate`]: playback of a loaded bake needs no checks. A file that is
+//! [`Bake::from_bytes`](crate::Bake::from_bytes) checks the header, the length, the checksum, the table and every section's bounds before it
+//! reads a record, then every rule of [`Bake::validate`](crate::Bake::validate): playback of a loaded bake needs no checks. A file that is
 //! truncated or corrupt gets an [`Error`] naming what is wrong ([`Error::Truncated`], [`Error::BadMagic`],
 //! [`Error::UnsupportedVersion`], [`Error::Checksum`], [`Error::InvalidField`]), never a panic, and nothing is read
 //! past the end of the bytes.
@@ -170,7 +170,7 @@ impl crate::Bake {
     ///
     /// # Errors
     ///
-    /// [`Bake::validate`]'s errors; [`Error::TooLarge`] when a count does not fit the file's 32-bit fields.
+    /// [`Bake::validate`](crate::Bake::validate)'s errors; [`Error::TooLarge`] when a count does not fit the file's 32-bit fields.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         self.validate()?;
         let mut w = Writer::default();
@@ -269,11 +269,11 @@ impl crate::Bake {
         Ok(out)
     }
 
-    /// Writes the bake to `path` ([`Bake::to_bytes`]).
+    /// Writes the bake to `path` ([`Bake::to_bytes`](crate::Bake::to_bytes)).
     ///
     /// # Errors
     ///
-    /// As [`Bake::to_bytes`]; [`Error::Io`] when the file cannot be written.
+    /// As [`Bake::to_bytes`](crate::Bake::to_bytes); [`Error::Io`] when the file cannot be written.
     pub fn write_file(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         std::fs::write(path, self.to_bytes()?).map_err(|source| Error::Io {
@@ -282,11 +282,11 @@ impl crate::Bake {
         })
     }
 
-    /// Reads and validates a bake file ([`Bake::from_bytes`]).
+    /// Reads and validates a bake file ([`Bake::from_bytes`](crate::Bake::from_bytes)).
     ///
     /// # Errors
     ///
-    /// As [`Bake::from_bytes`]; [`Error::Io`] when the file cannot be read.
+    /// As [`Bake::from_bytes`](crate::Bake::from_bytes); [`Error::Io`] when the file cannot be read.
     pub fn read_file(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|source| Error::Io {

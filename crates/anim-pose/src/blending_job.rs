@@ -23,6 +23,11 @@ pub struct BlendLayer<'a> {
     pub joint_weights: Option<&'a [Vec4]>,
 }
 
+/// The threshold for crossfades whose two layer weights sum to one (`1 - alpha` and `alpha`), as the pose pool's
+/// buckets and crowd-frame's unique instances blend: the rest pose never fills in, and any positive value below one
+/// gives the same result.
+pub const CROSSFADE_THRESHOLD: f32 = 0.1;
+
 /// Blends normal layers by weight, falls back to the rest pose where the total weight is under `threshold`,
 /// then applies additive layers on top.
 ///

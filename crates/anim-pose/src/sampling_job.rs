@@ -29,7 +29,7 @@ use crate::{Error, Result, RuntimeClip, SoaQuat, SoaTransform, SoaVec3};
 /// - `output` has at least `clip.num_soa_joints()` elements. Surplus elements are left untouched.
 ///
 /// Padding lanes (past the skeleton's last joint) receive the identity.
-/// The result equals [`RuntimeClip::sample_reference`], computed with the same floats in the same order.
+/// The result equals `RuntimeClip::sample_reference`, computed with the same floats in the same order.
 pub struct SamplingJob<'a> {
     /// The clip.
     pub clip: &'a RuntimeClip,

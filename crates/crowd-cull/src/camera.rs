@@ -50,34 +50,6 @@ impl CullCamera {
         }
     }
 
-    /// A perspective camera at `eye` looking at `target` with `up` roughly up, vertical field of view `fov_y`
-    /// (radians), `aspect` = width / height, and depth range `near..far`; the same frustum as wgpu with
-    /// glam's right-handed perspective matrices. The planes are built from the geometry directly.
-    pub fn perspective(eye: Vec3, target: Vec3, up: Vec3, fov_y: f32, aspect: f32, near: f32, far: f32) -> Self {
-        let f = (target - eye).normalize_or_zero();
-        let right = f.cross(up).normalize_or_zero();
-        let up = right.cross(f);
-        let tan_y = (fov_y * 0.5).tan();
-        let tan_x = tan_y * aspect;
-        let side = |n: Vec3| {
-            let n = n.normalize_or_zero();
-            n.extend(-n.dot(eye))
-        };
-        let planes = [
-            side(right + f * tan_x),
-            side(-right + f * tan_x),
-            side(up + f * tan_y),
-            side(-up + f * tan_y),
-            f.extend(-f.dot(eye + f * near)),
-            (-f).extend(f.dot(eye + f * far)),
-        ];
-        Self {
-            planes,
-            depth_plane: f.extend(-f.dot(eye)),
-            proj_scale: 1.0 / tan_y,
-        }
-    }
-
     /// Checks the rules of the type's docs, in O(1).
     pub fn validate(&self) -> Result<()> {
         for (i, p) in self.planes.iter().enumerate() {
@@ -118,10 +90,11 @@ impl CullCamera {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::FrameCamera;
 
     #[test]
     fn planes_contain_the_view_and_exclude_what_is_behind() {
-        let cam = CullCamera::perspective(Vec3::ZERO, Vec3::NEG_Z, Vec3::Y, 1.0, 1.5, 0.1, 100.0);
+        let cam = FrameCamera::perspective(Vec3::ZERO, Vec3::NEG_Z, Vec3::Y, 1.0, 1.5, 0.1, 100.0).cull_camera();
         assert_eq!(cam.validate(), Ok(()));
         let inside = |p: Vec3| cam.planes.iter().all(|pl| pl.truncate().dot(p) + pl.w >= 0.0);
         assert!(inside(Vec3::new(0.0, 0.0, -10.0)));
@@ -162,7 +135,7 @@ mod tests {
         let top = 10.0 * 0.5f32.tan();
         assert!(inside(Vec3::new(0.0, top - 0.01, -10.0)) && !inside(Vec3::new(0.0, top + 0.01, -10.0)));
         // The same sides as the finite camera's.
-        let finite = CullCamera::perspective(Vec3::ZERO, Vec3::NEG_Z, Vec3::Y, 1.0, 1.5, 0.1, 100.0);
+        let finite = FrameCamera::perspective(Vec3::ZERO, Vec3::NEG_Z, Vec3::Y, 1.0, 1.5, 0.1, 100.0).cull_camera();
         for i in 0..4 {
             assert!(
                 (cam.planes[i] - finite.planes[i]).abs().max_element() < 1e-4,
@@ -173,7 +146,7 @@ mod tests {
 
     #[test]
     fn bad_cameras_are_rejected() {
-        let ok = CullCamera::perspective(Vec3::ZERO, Vec3::NEG_Z, Vec3::Y, 1.0, 1.5, 0.1, 100.0);
+        let ok = FrameCamera::perspective(Vec3::ZERO, Vec3::NEG_Z, Vec3::Y, 1.0, 1.5, 0.1, 100.0).cull_camera();
         let mut nan_plane = ok;
         nan_plane.planes[3].y = f32::NAN;
         assert_eq!(

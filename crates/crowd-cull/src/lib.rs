@@ -13,7 +13,8 @@
 //!   parallel with rayon), picks each visible instance's LOD, [`Tier`] and update-rate divisor from its screen
 //!   size with hysteresis, and writes contiguous visible lists per (group, LOD, tier) with indirect-draw
 //!   counts ([`DrawRange`]). It never allocates.
-//! - [`reference`](mod@reference) holds the plain twins the tests compare the fast paths with.
+//! - `reference` holds the plain twins the tests and benchmarks compare the fast paths with; it is public for
+//!   them only (hidden from these docs) and is not part of the API.
 //!
 //! # Slots and when to prepare
 //!
@@ -38,7 +39,7 @@
 //!
 //! ```
 //! use crowd_cull::{
-//!     Aabb, ClusterSettings, CullCamera, CullOutput, CullingCache, CullingJob, GroupDesc, InstanceDesc,
+//!     Aabb, ClusterSettings, CullOutput, CullingCache, CullingJob, FrameCamera, GroupDesc, InstanceDesc,
 //!     InstanceStore, MaintainBudget, Tier,
 //! };
 //! use glam::Vec3;
@@ -62,7 +63,7 @@
 //! let (mut cache, mut output) = (CullingCache::new(), CullOutput::new());
 //! store.set_position(near, Vec3::new(0.1, 0.0, -5.0))?;
 //! store.maintain(MaintainBudget::default());
-//! let camera = CullCamera::perspective(Vec3::new(0.0, 1.6, 0.0), Vec3::new(0.0, 1.6, -1.0), Vec3::Y, 1.0, 16.0 / 9.0, 0.1, 500.0);
+//! let camera = FrameCamera::perspective(Vec3::new(0.0, 1.6, 0.0), Vec3::new(0.0, 1.6, -1.0), Vec3::Y, 1.0, 16.0 / 9.0, 0.1, 500.0).cull_camera();
 //! cache.prepare(&store);
 //! output.prepare(&store);
 //! let visible = CullingJob { store: &mut store, camera: &camera, cache: &mut cache, output: &mut output }.run()?;
@@ -84,17 +85,20 @@ mod camera;
 mod cluster_grid;
 mod culling_job;
 mod error;
+mod frame_camera;
 mod group;
 mod instance;
 pub mod limits;
 mod near_pick;
+#[doc(hidden)]
 pub mod reference;
 mod store;
 
 pub use bounds::Aabb;
 pub use camera::CullCamera;
-pub use culling_job::{CHUNK_CLUSTERS, CullOutput, CullingCache, CullingJob, DrawRange};
+pub use culling_job::{CullOutput, CullingCache, CullingJob, DrawRange};
 pub use error::{Error, Result};
+pub use frame_camera::FrameCamera;
 pub use group::GroupDesc;
 pub use instance::{AnimState, GroupId, Handle, Instance, InstanceDesc, Tier, TierState};
 pub use store::{ClusterSettings, GroupSlots, InstanceStore, MaintainBudget, MaintainStats};

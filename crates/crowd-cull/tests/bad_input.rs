@@ -3,6 +3,7 @@
 
 mod common;
 
+use crowd_cull::FrameCamera;
 use crowd_cull::{
     AnimState, ClusterSettings, CullCamera, CullOutput, CullingCache, CullingJob, Error, GroupId, Handle, InstanceDesc,
     InstanceStore, Tier,
@@ -286,7 +287,7 @@ fn bad_settings_are_rejected() {
 }
 
 fn camera() -> CullCamera {
-    CullCamera::perspective(
+    FrameCamera::perspective(
         Vec3::new(0.0, 1.7, 10.0),
         Vec3::new(0.0, 1.0, 0.0),
         Vec3::Y,
@@ -295,6 +296,7 @@ fn camera() -> CullCamera {
         0.1,
         200.0,
     )
+    .cull_camera()
 }
 
 #[test]

@@ -2,8 +2,9 @@
 
 mod common;
 
+use crowd_cull::FrameCamera;
+use crowd_cull::InstanceDesc;
 use crowd_cull::reference::sphere_visible;
-use crowd_cull::{CullCamera, InstanceDesc};
 use glam::{Quat, Vec3};
 use proptest::prelude::*;
 
@@ -26,7 +27,7 @@ proptest! {
         let eye = Vec3::new(eye.0, eye.1, eye.2);
         let target = Vec3::new(look.0, 0.0, look.1);
         prop_assume!(target.distance(eye) > 1.0);
-        let camera = CullCamera::perspective(eye, target, Vec3::Y, 1.0, 1.5, 0.1, 200.0);
+        let camera = FrameCamera::perspective(eye, target, Vec3::Y, 1.0, 1.5, 0.1, 200.0).cull_camera();
         let mut out = vec![0u32; max];
         let mut scratch = vec![0f32; max];
         let n = store.pick_nearest(g, &camera, min_size, &mut out, &mut scratch).expect("picks");

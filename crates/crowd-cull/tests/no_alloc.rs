@@ -9,7 +9,8 @@ mod common;
 
 use std::alloc::System;
 
-use crowd_cull::{CullCamera, CullOutput, CullingCache, CullingJob, Handle, InstanceDesc, MaintainBudget};
+use crowd_cull::FrameCamera;
+use crowd_cull::{CullOutput, CullingCache, CullingJob, Handle, InstanceDesc, MaintainBudget};
 use glam::{Quat, Vec3};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
@@ -59,7 +60,8 @@ fn culling_and_maintenance_do_not_allocate() {
                 refit: 64,
             });
             let eye = Vec3::new(50.0 + (f as f32 * 0.01).sin() * 30.0, 10.0, -20.0);
-            let cam = CullCamera::perspective(eye, Vec3::new(50.0, 0.0, 50.0), Vec3::Y, 1.0, 1.6, 0.1, 500.0);
+            let cam =
+                FrameCamera::perspective(eye, Vec3::new(50.0, 0.0, 50.0), Vec3::Y, 1.0, 1.6, 0.1, 500.0).cull_camera();
             // Engines prepare every frame: it allocates only when the store grew.
             cache.prepare(&store);
             output.prepare(&store);

@@ -9,6 +9,7 @@ mod common;
 
 use std::collections::HashMap;
 
+use crowd_cull::FrameCamera;
 use crowd_cull::bounds::clip_union;
 use crowd_cull::reference::{ReferenceVisible, cull_reference_to_vec};
 use crowd_cull::{
@@ -57,7 +58,7 @@ fn camera() -> impl Strategy<Value = (Vec3, Vec3, f32, f32, f32, f32)> {
 }
 
 fn make_camera((eye, dir, fov, aspect, near, far): (Vec3, Vec3, f32, f32, f32, f32)) -> CullCamera {
-    CullCamera::perspective(eye, eye + dir, Vec3::Y, fov, aspect, near, far)
+    FrameCamera::perspective(eye, eye + dir, Vec3::Y, fov, aspect, near, far).cull_camera()
 }
 
 /// A deterministic pseudo-random number in [0, 1).

@@ -4,7 +4,8 @@
 
 mod common;
 
-use crowd_cull::{CullCamera, CullOutput, CullingCache, CullingJob, Error, Handle, InstanceDesc, MaintainBudget};
+use crowd_cull::FrameCamera;
+use crowd_cull::{CullOutput, CullingCache, CullingJob, Error, Handle, InstanceDesc, MaintainBudget};
 use glam::Vec3;
 
 #[test]
@@ -16,7 +17,7 @@ fn maintain_can_grow_the_slots_and_prepare_keeps_culling_running() {
         .collect();
     let mut handles = vec![Handle::default(); descs.len()];
     store.add_many(g, &descs, &mut handles).expect("adds");
-    let cam = CullCamera::perspective(
+    let cam = FrameCamera::perspective(
         Vec3::new(50.0, 10.0, -20.0),
         Vec3::new(50.0, 0.0, 50.0),
         Vec3::Y,
@@ -24,7 +25,8 @@ fn maintain_can_grow_the_slots_and_prepare_keeps_culling_running() {
         1.6,
         0.1,
         2000.0,
-    );
+    )
+    .cull_camera();
     let (mut cache, mut output) = (CullingCache::new(), CullOutput::new());
     let cull = |store: &mut crowd_cull::InstanceStore, cache: &mut CullingCache, output: &mut CullOutput| {
         CullingJob {

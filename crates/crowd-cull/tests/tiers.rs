@@ -4,6 +4,7 @@
 
 mod common;
 
+use crowd_cull::FrameCamera;
 use crowd_cull::{
     AnimState, CullCamera, CullOutput, CullingCache, CullingJob, GroupId, Handle, InstanceDesc, InstanceStore, Tier,
 };
@@ -11,7 +12,7 @@ use glam::Vec3;
 
 /// Camera at the origin looking down -z, 60 degrees vertical field of view, square viewport.
 fn camera() -> CullCamera {
-    CullCamera::perspective(
+    FrameCamera::perspective(
         Vec3::ZERO,
         Vec3::NEG_Z,
         Vec3::Y,
@@ -20,6 +21,7 @@ fn camera() -> CullCamera {
         0.1,
         10_000.0,
     )
+    .cull_camera()
 }
 
 fn cull(store: &mut InstanceStore) -> CullOutput {

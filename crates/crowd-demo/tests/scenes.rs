@@ -85,19 +85,14 @@ fn each_scene_renders_a_headless_frame_with_its_crowd_in_view() {
 
 #[test]
 fn a_model_in_other_units_is_framed_by_its_own_bounds() {
-    let Some(dir) = std::env::var_os("CROWD_SAMPLE_ASSETS") else {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "CROWD_SAMPLE_ASSETS is unset under CI=true"
-        );
-        eprintln!("SKIPPED: CROWD_SAMPLE_ASSETS is unset");
+    let Some(dir) = sample_assets::sample_assets() else {
         return;
     };
     if !have_adapter() {
         return;
     }
     // The Fox is about 100 units long: framed for metres, the camera would sit inside it.
-    let fox = PathBuf::from(dir).join("gltf/Fox/Fox.glb");
+    let fox = dir.join("gltf/Fox/Fox.glb");
     let cover = crowd_cover("army", 100, Some(fox));
     eprintln!("army with the Fox: the crowd covers {:.1}% of the frame", cover * 100.0);
     assert!(cover > 0.005 && cover < 0.6, "{cover}");

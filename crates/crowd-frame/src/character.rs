@@ -205,6 +205,11 @@ impl Character {
         &self.clips
     }
 
+    /// Whether `clip` names one of the character's clips: the one clip-id check of every call that takes one.
+    pub(crate) fn has_clip(&self, clip: ClipId) -> bool {
+        usize::from(clip.0) < self.clips.len()
+    }
+
     /// The clip named `name`, if any.
     pub fn clip_id(&self, name: &str) -> Option<ClipId> {
         self.clips

@@ -3,27 +3,29 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use anim_pose::{PoolClip, PosePool, PosePoolOptions, SlotRef, SoaTransform, num_soa_joints};
+use anim_pose::{PoolClip, PosePool, SlotRef, SoaTransform, num_soa_joints};
 use crowd_cull::{
-    AnimState, ClusterSettings, CullOutput, CullingCache, CullingJob, GroupDesc, GroupId, Handle, InstanceDesc,
-    InstanceStore, MaintainBudget, Tier,
+    AnimState, CullOutput, CullingCache, CullingJob, GroupDesc, GroupId, Handle, InstanceDesc, InstanceStore, Tier,
 };
 use glam::{Affine3A, Quat, Vec3, Vec4};
 use rayon::prelude::*;
-use skin_pack::{FlattenCache, FlattenJob, FrameExchange, Overrun, PaletteEntry, PaletteFormat, PoolFlattenJob};
+use skin_pack::{FlattenCache, FlattenJob, FrameExchange, PaletteEntry, PaletteFormat, PoolFlattenJob};
 
 use crate::anim::{Spawn, clip_time, start_for, switch};
 use crate::character::{Character, ClipId};
 use crate::pack::{PACK_CHUNK, PackInput, pack_frame};
-use crate::packet::{FrameCamera, Packet};
-use crate::record::{SCALE_MAX, SCALE_MIN};
+use crate::packet::Packet;
+use crate::record::{scale_fits, tint_fits};
 use crate::unique::{UniqueInput, animate_unique};
 use crate::{Error, Result};
+use crowd_cull::FrameCamera;
 
+mod fades;
 mod gpu_driven;
+mod settings;
 
-/// Marks a handle with no crossfade in [`CrowdFrame`]'s per-handle fade index.
-const NO_FADE: u32 = u32::MAX;
+use fades::{FadeSlot, FadeTiming};
+pub use settings::FrameSettings;
 
 /// Marks a record whose instance is not unique in [`CrowdFrame`]'s per-record unique index.
 pub(crate) const NOT_UNIQUE: u32 = u32::MAX;
@@ -32,84 +34,11 @@ pub(crate) const NOT_UNIQUE: u32 = u32::MAX;
 /// `u16::MAX` tracks).
 const FADING: u16 = u16::MAX;
 
-/// How a [`CrowdFrame`] tiers, animates and hands over its crowd.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FrameSettings {
-    /// The store's clusters, in the positions' units (see `crowd_cull::ClusterSettings`).
-    pub cluster: ClusterSettings,
-    /// Screen-size thresholds between LODs: one fewer than the character's LODs (`crowd_cull::GroupDesc`).
-    pub lod_thresholds: Vec<f32>,
-    /// Screen-size thresholds below which an instance is pooled, baked, VAT. Default `[0.3, 0.1, 0.02]`: with a
-    /// 60° lens, a 1.8 m character is unique within about 6 m, pooled to 17 m and baked to 90 m.
-    pub tier_thresholds: [f32; 3],
-    /// Screen-size thresholds of the update-rate divisors 2, 4 and 8. Default `[0.2, 0.05, 0.01]`. The frame
-    /// animates every visible instance every frame (pooled instances cost nothing per frame, and unique ones are
-    /// few), so only a renderer that interpolates reads them.
-    pub rate_thresholds: [f32; 3],
-    /// The tier hysteresis band. Default 0.1.
-    pub hysteresis: f32,
-    /// The pose pool: crossfade levels and buckets.
-    pub pool: PosePoolOptions,
-    /// The most unique palettes per frame. Unique-tier instances past it (in visible-list order) are packed as
-    /// pooled, in a second draw. Default 256.
-    pub max_unique: usize,
-    /// The store's per-frame cluster upkeep.
-    pub maintain: MaintainBudget,
-    /// Packets in the exchange: 2 or 3. Default 2.
-    pub packets: usize,
-    /// What the step does when the render thread holds every packet. Default [`Overrun::Wait`].
-    pub overrun: Overrun,
-    /// Write palettes with streaming stores (see `skin_pack::FlattenJob::streaming`). Default `false`.
-    pub streaming: bool,
-    /// The GPU-driven path: `step` culls nothing and packs no record per instance; it hands over the changed
-    /// resident instances ([`Packet::resident`]), the pool's clip slots and the few unique instances nearest the
-    /// camera, and a GPU pass culls and draws the rest. Default `false` (the CPU-culled path).
-    pub gpu_driven: bool,
-    /// Whether the step keeps the shared pose pool. `false` is for GPU-driven crowds whose renderer has a
-    /// bone-animation bake: the step then neither updates nor flattens the pool, the packet says so
-    /// ([`ResidentChanges::pose_pool`](crate::ResidentChanges::pose_pool)), and the renderer draws the GPU-drawn
-    /// instances of the unique and pooled tiers from the bake. Needs `gpu_driven`. Default `true`.
-    pub pose_pool: bool,
-}
-
-impl Default for FrameSettings {
-    fn default() -> Self {
-        Self {
-            cluster: ClusterSettings::default(),
-            lod_thresholds: Vec::new(),
-            tier_thresholds: [0.3, 0.1, 0.02],
-            rate_thresholds: [0.2, 0.05, 0.01],
-            hysteresis: 0.1,
-            pool: PosePoolOptions::default(),
-            max_unique: 256,
-            maintain: MaintainBudget::default(),
-            packets: 2,
-            overrun: Overrun::Wait,
-            streaming: false,
-            gpu_driven: false,
-            pose_pool: true,
-        }
-    }
-}
-
-/// A crossfade in progress: which instance, the state it was started with, and its timing.
-#[derive(Clone, Copy, Debug)]
-struct Fade {
-    handle: Handle,
-    /// The clip faded to and the `start_time` the fade began with; a later switch changes them, which retires
-    /// this entry.
-    to: u32,
-    start_time: f32,
-    /// The clock time at which the weight is 0, and the fade's length.
-    fade_start: f32,
-    duration: f32,
-}
-
 /// The simulation side of one crowd of one [`Character`]: the instance store, the pose pool and its crossfade
 /// buckets, the culling caches, the per-record scratch, and the [`FrameExchange`] of [`Packet`]s.
 ///
-/// The game changes instances through the methods below (they apply at once, in O(1) each but for `set_speed` in
-/// a crossfade, or in parallel for bulk moves), then calls [`CrowdFrame::step`] once per frame. The render thread reads packets from
+/// The game changes instances through the methods below (they apply at once, in O(1) each, or in parallel for bulk
+/// moves), then calls [`CrowdFrame::step`] once per frame. The render thread reads packets from
 /// [`CrowdFrame::exchange`].
 ///
 /// # Allocation
@@ -128,10 +57,11 @@ pub struct CrowdFrame<'a, F: PaletteFormat = PaletteEntry> {
     cache: CullingCache,
     cull: CullOutput,
     time: f32,
-    fades: Vec<Fade>,
-    /// Per handle-table index, its newest entry in `fades` ([`NO_FADE`] when none): O(1) lookups for `set_speed`
-    /// and the GPU-driven step's fade timing. Sized by the store's handle table.
-    fade_of: Vec<u32>,
+    /// The instances whose state had a crossfade when the game last switched them: the step progresses these
+    /// (O(crossfades)) and drops those that no longer fade.
+    fading: Vec<Handle>,
+    /// Per handle-table index, its place in `fading` and its crossfade's timing. Sized by the store's handle table.
+    fade_of: Vec<FadeSlot>,
     /// Per record of the frame: the pool track and time it maps, its slot ref, and its unique index or
     /// [`NOT_UNIQUE`]. Sized by the live instance count.
     tracks: Vec<u16>,
@@ -162,7 +92,7 @@ impl<F: PaletteFormat> std::fmt::Debug for CrowdFrame<'_, F> {
             .field("format", &F::NAME)
             .field("instances", &self.store.len())
             .field("time", &self.time)
-            .field("fades", &self.fades.len())
+            .field("fading", &self.fading.len())
             .finish_non_exhaustive()
     }
 }
@@ -232,7 +162,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
             cache: CullingCache::new(),
             cull: CullOutput::new(),
             time: 0.0,
-            fades: Vec::new(),
+            fading: Vec::new(),
             fade_of: Vec::new(),
             tracks: Vec::new(),
             times: Vec::new(),
@@ -285,8 +215,8 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         &self.pool
     }
 
-    /// The culling output of the last step: the visible slots, list after list.
-    pub fn cull_output(&self) -> &CullOutput {
+    /// The culling output of the last step: the visible slots, list after list (for the plain reference).
+    pub(crate) fn cull_output(&self) -> &CullOutput {
         &self.cull
     }
 
@@ -305,22 +235,22 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         self.store.is_empty()
     }
 
-    /// The per-record pool tracks and times of the last step (for the plain reference and tests).
-    pub fn pool_inputs(&self) -> (&[u16], &[f32]) {
+    /// The per-record pool tracks and times of the last step (for the plain reference).
+    pub(crate) fn pool_inputs(&self) -> (&[u16], &[f32]) {
         let n = self.cull.indices().len();
         (&self.tracks[..n], &self.times[..n])
     }
 
     /// Checks one spawn and turns it into the store's description.
     fn describe(&self, i: usize, s: &Spawn) -> Result<InstanceDesc> {
-        if usize::from(s.clip.0) >= self.character.clips().len() {
+        if !self.character.has_clip(s.clip) {
             return Err(Error::SpawnClip {
                 spawn: i,
                 clip: s.clip.0,
                 clips: self.character.clips().len(),
             });
         }
-        if !(SCALE_MIN..=SCALE_MAX).contains(&s.scale) {
+        if !scale_fits(s.scale) {
             return Err(Error::SpawnScale {
                 spawn: i,
                 scale: s.scale,
@@ -396,43 +326,12 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
             self.refs.resize(n, SlotRef::default());
             self.unique_of.resize(n, NOT_UNIQUE);
         }
-        if self.fades.capacity() < n {
-            self.fades.reserve(n - self.fades.len());
+        if self.fading.capacity() < n {
+            self.fading.reserve(n - self.fading.len());
         }
         let handles = self.store.handle_capacity();
         if self.fade_of.len() < handles {
-            self.fade_of.resize(handles, NO_FADE);
-        }
-    }
-
-    /// The index in `fades` of `handle`'s newest crossfade, if it has one.
-    fn fade_index(&self, handle: Handle) -> Option<usize> {
-        let i = *self.fade_of.get(handle.index as usize)?;
-        (i != NO_FADE && self.fades.get(i as usize).is_some_and(|f| f.handle == handle)).then_some(i as usize)
-    }
-
-    /// Starts tracking a crossfade (as the newest of its handle).
-    fn push_fade(&mut self, fade: Fade) {
-        if let Some(m) = self.fade_of.get_mut(fade.handle.index as usize) {
-            *m = self.fades.len() as u32;
-        }
-        self.fades.push(fade);
-    }
-
-    /// Stops tracking crossfade `i` (a swap removal), keeping `fade_of` in step.
-    fn remove_fade(&mut self, i: usize) {
-        let last = self.fades.len() - 1;
-        let removed = self.fades.swap_remove(i);
-        if let Some(m) = self.fade_of.get_mut(removed.handle.index as usize)
-            && *m == i as u32
-        {
-            *m = NO_FADE;
-        }
-        if i < last
-            && let Some(m) = self.fade_of.get_mut(self.fades[i].handle.index as usize)
-            && *m == last as u32
-        {
-            *m = i as u32;
+            self.fade_of.resize(handles, FadeSlot::NONE);
         }
     }
 
@@ -498,11 +397,6 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         let t = clip_time(&anim, self.time);
         anim.start_time = start_for(t, speed, self.time);
         anim.speed = speed;
-        if anim.fade_target.is_some()
-            && let Some(i) = self.fade_index(handle)
-        {
-            self.fades[i].start_time = anim.start_time;
-        }
         Ok(self.store.set_animation(handle, &anim)?)
     }
 
@@ -515,7 +409,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
     /// [`Error::PlayClip`] for an unknown clip, [`Error::PlayFade`] for a non-finite fade; [`Error::Cull`] for a
     /// stale handle.
     pub fn play(&mut self, handle: Handle, clip: ClipId, fade: f32) -> Result<()> {
-        if usize::from(clip.0) >= self.character.clips().len() {
+        if !self.character.has_clip(clip) {
             return Err(Error::PlayClip {
                 clip: clip.0,
                 clips: self.character.clips().len(),
@@ -532,14 +426,12 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
             return Ok(());
         }
         self.store.set_animation(handle, &next)?;
-        if let Some(to) = next.fade_target {
-            self.push_fade(Fade {
-                handle,
-                to,
-                start_time: next.start_time,
+        if next.fade_target.is_some() {
+            let timing = FadeTiming {
                 fade_start: self.time - next.fade_weight * fade,
                 duration: fade,
-            });
+            };
+            self.start_fade(handle, timing);
         }
         Ok(())
     }
@@ -549,7 +441,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
     /// live palettes into the next packet in format `F`, packs one record per visible instance in visible-list
     /// order, and publishes the packet. Returns the published frame number.
     ///
-    /// Blocks while the render thread holds every packet (under [`Overrun::Wait`]). Validation is O(1).
+    /// Blocks while the render thread holds every packet (under [`Overrun::Wait`](skin_pack::Overrun::Wait)). Validation is O(1).
     /// Allocates only after the crowd grew (see [`CrowdFrame`]).
     ///
     /// # Errors
@@ -618,7 +510,6 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         )?;
         let t_pack = Instant::now();
         let ms = |a: Instant, b: Instant| (b - a).as_secs_f32() * 1e3;
-        packet.frame_time = now;
         packet.camera = *camera;
         let stats = &mut packet.stats;
         stats.time = now;
@@ -695,37 +586,6 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         Ok(())
     }
 
-    /// Advances every crossfade's weight to the clock, ends the finished ones, and drops the entries of removed
-    /// or re-switched instances. Returns the number of crossfades still running.
-    fn progress_fades(&mut self) -> Result<usize> {
-        let now = self.time;
-        let mut i = 0;
-        while i < self.fades.len() {
-            let f = self.fades[i];
-            let current = self.store.get(f.handle).ok().map(|inst| inst.desc.anim);
-            let Some(mut anim) = current.filter(|a| a.fade_target == Some(f.to) && a.start_time == f.start_time) else {
-                self.remove_fade(i);
-                continue;
-            };
-            let w = ((now - f.fade_start) / f.duration).clamp(0.0, 1.0);
-            if w >= 1.0 {
-                anim = AnimState {
-                    clip: f.to,
-                    fade_target: None,
-                    fade_weight: 0.0,
-                    ..anim
-                };
-                self.store.set_animation(f.handle, &anim)?;
-                self.remove_fade(i);
-                continue;
-            }
-            anim.fade_weight = w;
-            self.store.set_animation(f.handle, &anim)?;
-            i += 1;
-        }
-        Ok(self.fades.len())
-    }
-
     /// Gives every visible instance its pool track and time (in parallel), picks the unique instances (the first
     /// `max_unique` of the unique lists), and requests the crossfade buckets of the fading pooled ones.
     fn assign_tracks(&mut self, now: f32) -> Result<()> {
@@ -779,7 +639,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
 
 /// Checks that a tint (of spawn `spawn`, or of `set_tint`) is within `[0, 1]`.
 fn check_tint(spawn: Option<usize>, tint: Vec4) -> Result<()> {
-    if tint.cmpge(Vec4::ZERO).all() && tint.cmple(Vec4::ONE).all() {
+    if tint_fits(tint) {
         Ok(())
     } else {
         Err(Error::Tint {

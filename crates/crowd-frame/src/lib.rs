@@ -56,20 +56,21 @@ mod error;
 mod frame;
 mod pack;
 mod packet;
-mod packet_parts;
 mod record;
+/// The plain reference twin of the step, for the crate's property tests; not part of the API.
+#[doc(hidden)]
 pub mod reference;
 mod resident;
+mod stats;
 mod unique;
 
 pub use anim::{Spawn, clip_time};
 pub use character::{Character, CharacterOptions, ClipId, SlotCount};
+/// The camera of a frame; defined by crowd-cull, which derives its culling frustum from it.
+pub use crowd_cull::FrameCamera;
 pub use error::{Error, Result};
 pub use frame::{CrowdFrame, FrameSettings};
-pub use packet::{
-    DRAWS_PER_LOD, DirtyRanges, FrameCamera, FrameStats, Packet, PacketDraw, RecordKind, ResidentChanges, StageTimes,
-};
-pub use packet_parts::PacketParts;
+pub use packet::{DRAWS_PER_LOD, DirtyRanges, Packet, PacketDraw, PacketParts, RecordKind, ResidentChanges};
 pub use record::{
     AMPLITUDE_ERROR_BOUND, DecodedRecord, FRACTION_ERROR_BOUND, INSTANCE_RECORD_SIZE, InstanceRecord,
     PHASE_ERROR_BOUND, ROTATION_ERROR_BOUND, RecordAnim, SCALE_MAX, SCALE_MIN, SCALE_RELATIVE_ERROR_BOUND,
@@ -78,3 +79,4 @@ pub use resident::{
     DecodedResident, RESIDENT_CPU_DRAWN, RESIDENT_EMPTY_CLIP, RESIDENT_INSTANCE_SIZE, RESIDENT_NO_FADE, ResidentAnim,
     ResidentClip, ResidentFade, ResidentInstance, ResidentOwner,
 };
+pub use stats::{FrameStats, StageTimes};

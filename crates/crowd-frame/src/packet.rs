@@ -1,11 +1,16 @@
-//! [`Packet`]: one frame as the render thread reads it, plain data with no simulation type.
+//! [`Packet`]: one frame as the render thread reads it, plain data with no simulation type, and
+//! [`Packet::from_parts`]: a packet built from plain parts, for engines that animate without
+//! [`CrowdFrame`](crate::CrowdFrame) (a tool that renders one exact pose, a test), checked element by element
+//! once, where it is built.
 
-use crowd_cull::{CullCamera, Tier};
-use glam::{Mat4, Vec3};
+use crowd_cull::Tier;
 use skin_pack::{ByteRange, FramePacket, PaletteEntry, PaletteFormat};
 
 use crate::record::InstanceRecord;
 use crate::resident::{ResidentClip, ResidentInstance, ResidentOwner};
+use crate::stats::FrameStats;
+use crate::{Error, Result};
+use crowd_cull::FrameCamera;
 
 /// How the records of a draw are animated: which meaning the record's `anim` word has (see [`InstanceRecord`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -39,106 +44,6 @@ pub struct PacketDraw {
     pub first_instance: u32,
     /// The number of records.
     pub instance_count: u32,
-}
-
-/// The camera of a frame: what culling used and what the renderer draws with.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FrameCamera {
-    /// World to view.
-    pub view: Mat4,
-    /// View to clip, with wgpu's depth range `[0, 1]` and y up.
-    pub proj: Mat4,
-    /// The eye position, in world space.
-    pub eye: Vec3,
-}
-
-impl FrameCamera {
-    /// A perspective camera at `eye` looking at `target`, `fov_y` radians high, `aspect` = width / height, with
-    /// depth range `near..far`.
-    pub fn perspective(eye: Vec3, target: Vec3, up: Vec3, fov_y: f32, aspect: f32, near: f32, far: f32) -> Self {
-        Self {
-            view: glam::camera::rh::view::look_at_mat4(eye, target, up),
-            // wgpu's clip space is D3D's: depth in [0, 1], y up.
-            proj: glam::camera::rh::proj::directx::perspective(fov_y, aspect, near, far),
-            eye,
-        }
-    }
-
-    /// `proj * view`.
-    pub fn view_proj(&self) -> Mat4 {
-        self.proj * self.view
-    }
-
-    /// True when every matrix element and the eye are finite.
-    pub fn is_finite(&self) -> bool {
-        self.view.is_finite() && self.proj.is_finite() && self.eye.is_finite()
-    }
-
-    /// The culling camera: the frustum of `view_proj`, depth along the view direction, and the projection's
-    /// vertical scale for screen sizes.
-    pub fn cull_camera(&self) -> CullCamera {
-        // The view matrix's third row is the negated view direction in a right-handed view space.
-        let forward = -self.view.row(2).truncate();
-        CullCamera::from_view_proj(self.view_proj(), self.eye, forward, self.proj.y_axis.y.abs())
-    }
-}
-
-impl Default for FrameCamera {
-    fn default() -> Self {
-        Self {
-            view: Mat4::IDENTITY,
-            proj: Mat4::IDENTITY,
-            eye: Vec3::ZERO,
-        }
-    }
-}
-
-/// Wall-clock milliseconds of each stage of one [`CrowdFrame::step`](crate::CrowdFrame::step).
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub struct StageTimes {
-    /// Fade progress and cluster maintenance (step 1 and 2).
-    pub changes_ms: f32,
-    /// Tiering and culling (step 3).
-    pub cull_ms: f32,
-    /// Crossfade requests, the pose pool update and the mapping of pooled instances to slots (step 4).
-    pub pool_ms: f32,
-    /// Sampling, blending and local-to-model of the unique instances (step 5).
-    pub unique_ms: f32,
-    /// Waiting for a free packet (the render thread is behind).
-    pub wait_ms: f32,
-    /// Flattening the live slot palettes and the unique palettes (step 6).
-    pub flatten_ms: f32,
-    /// Packing the records (step 7) and the draws and dirty ranges (step 8).
-    pub pack_ms: f32,
-}
-
-/// What one frame held and did.
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub struct FrameStats {
-    /// The animation clock after the step, in seconds.
-    pub time: f32,
-    /// Live instances.
-    pub instances: u32,
-    /// Instances that culling found visible: the number of records.
-    pub visible: u32,
-    /// Visible instances in each culling tier (unique, pooled, baked, VAT).
-    pub per_tier: [u32; 4],
-    /// Visible instances drawn with their own palette.
-    pub unique: u32,
-    /// Unique-tier instances past the unique cap, packed as pooled.
-    pub unique_overflow: u32,
-    /// Instances in a crossfade.
-    pub fading: u32,
-    /// Live pose-pool slots (clip slots and active crossfade buckets).
-    pub live_slots: u32,
-    /// Active crossfade buckets.
-    pub crossfade_buckets: u32,
-    /// Bytes in the packet's dirty ranges: what the renderer uploads.
-    pub dirty_bytes: u64,
-    /// GPU-driven frames: resident slots changed (uploaded) this frame.
-    pub resident_changed: u32,
-    /// Stage times.
-    pub stages: StageTimes,
 }
 
 /// The byte ranges of each packet buffer that changed since the previous published frame.
@@ -202,7 +107,6 @@ impl Default for ResidentChanges {
 /// Packets are reused: their buffers keep their capacity and grow only when the crowd does.
 #[derive(Clone, Debug)]
 pub struct Packet<F: PaletteFormat = PaletteEntry> {
-    pub(crate) frame_time: f32,
     pub(crate) camera: FrameCamera,
     pub(crate) skin_joint_count: u32,
     pub(crate) pool_palettes: Vec<F>,
@@ -225,7 +129,6 @@ impl<F: PaletteFormat> Packet<F> {
         buckets: usize,
     ) -> Self {
         Self {
-            frame_time: 0.0,
             camera: FrameCamera::default(),
             skin_joint_count: skin_joint_count as u32,
             pool_palettes: vec![bytemuck::Zeroable::zeroed(); pool_slots * skin_joint_count],
@@ -242,9 +145,9 @@ impl<F: PaletteFormat> Packet<F> {
         }
     }
 
-    /// The animation clock of the frame, in seconds.
+    /// The animation clock of the frame, in seconds (the same as [`FrameStats::time`]).
     pub fn time(&self) -> f32 {
-        self.frame_time
+        self.stats.time
     }
 
     /// The camera culling used.
@@ -312,29 +215,179 @@ impl<F: PaletteFormat> FramePacket for Packet<F> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use glam::Vec4;
+/// The parts of a [`Packet`]: the same meanings as its accessors.
+#[derive(Clone, Copy, Debug)]
+pub struct PacketParts<'a, F: PaletteFormat> {
+    /// The animation clock, in seconds.
+    pub time: f32,
+    /// The camera.
+    pub camera: FrameCamera,
+    /// Entries per palette.
+    pub skin_joint_count: usize,
+    /// Slot-major pooled palettes (`slot * skin_joint_count + joint`).
+    pub pool_palettes: &'a [F],
+    /// Unique palettes; a unique record names its first entry.
+    pub unique_palettes: &'a [F],
+    /// One record per drawn instance.
+    pub records: &'a [InstanceRecord],
+    /// The draws over `records`.
+    pub draws: &'a [PacketDraw],
+}
 
-    #[test]
-    fn the_culling_camera_is_the_frustum_of_the_drawing_camera() {
-        let (eye, target) = (Vec3::new(3.0, 1.7, 2.0), Vec3::new(-4.0, 0.5, -20.0));
-        let frame = FrameCamera::perspective(eye, target, Vec3::Y, 0.9, 1.6, 0.1, 300.0).cull_camera();
-        let direct = CullCamera::perspective(eye, target, Vec3::Y, 0.9, 1.6, 0.1, 300.0);
-        assert!((frame.proj_scale - direct.proj_scale).abs() < 1e-5);
-        assert!(frame.depth_plane.abs_diff_eq(direct.depth_plane, 1e-5));
-        // The same set of planes (the two constructions may order them differently). A plane extracted from the
-        // matrix loses relative precision in its distance (the far plane's, 297, by about 1e-4).
-        let same = |p: Vec4, q: Vec4| {
-            p.truncate().abs_diff_eq(q.truncate(), 1e-4) && (p.w - q.w).abs() <= 5e-4 * p.w.abs().max(1.0)
-        };
-        for p in direct.planes {
-            assert!(
-                frame.planes.iter().any(|&q| same(p, q)),
-                "plane {p} of the direct camera is missing from {:?}",
-                frame.planes
-            );
+impl<F: PaletteFormat> Packet<F> {
+    /// A packet holding copies of `parts`, with every buffer dirty (a first frame).
+    ///
+    /// Checks once here what a frame built by [`CrowdFrame`](crate::CrowdFrame) holds by construction, so that a
+    /// renderer can trust each record without checking it per frame.
+    ///
+    /// # Errors
+    ///
+    /// An error naming the draw or record at fault: [`Error::PacketJoints`] when `skin_joint_count` is zero or
+    /// past `u32::MAX`; [`Error::PacketPalettes`] when a palette buffer is not a whole number of palettes;
+    /// [`Error::PacketDraw`] when a draw's records lie past `records`; [`Error::PacketRecordDraws`] when two draws
+    /// share a record or a record is drawn by no draw; [`Error::PacketRecordPosition`],
+    /// [`Error::PacketRecordScale`], [`Error::PacketRecordSlot`] and [`Error::PacketRecordPalette`] for a record's
+    /// non-finite position, a scale that is not a normal positive f16, a pooled slot past the pooled palettes or a
+    /// unique palette past the unique palettes; [`Error::Camera`] when the camera is not finite.
+    pub fn from_parts(parts: &PacketParts<'_, F>) -> Result<Self> {
+        let s = parts.skin_joint_count;
+        if s == 0 {
+            return Err(Error::PacketJoints { count: s });
         }
+        // The packet stores the count as a `u32`, and the shader indexes palettes with `u32`s.
+        let Ok(s32) = u32::try_from(s) else {
+            return Err(Error::PacketJoints { count: s });
+        };
+        if !parts.camera.is_finite() {
+            return Err(Error::Camera { what: "packet" });
+        }
+        for (what, buffer) in [
+            ("pool_palettes", parts.pool_palettes),
+            ("unique_palettes", parts.unique_palettes),
+        ] {
+            if !buffer.len().is_multiple_of(s) {
+                return Err(Error::PacketPalettes {
+                    buffer: what,
+                    entries: buffer.len(),
+                    skin_joints: s,
+                });
+            }
+        }
+        let pool_slots = parts.pool_palettes.len() / s;
+        let n = parts.records.len();
+        let mut drawn = vec![false; n];
+        for (d, draw) in parts.draws.iter().enumerate() {
+            let first = draw.first_instance as usize;
+            let end = first.checked_add(draw.instance_count as usize);
+            let Some(end) = end.filter(|&end| end <= n) else {
+                return Err(Error::PacketDraw {
+                    draw: d,
+                    first: draw.first_instance,
+                    count: draw.instance_count,
+                    records: n,
+                });
+            };
+            for (i, r) in parts.records[first..end].iter().enumerate() {
+                let i = first + i;
+                if std::mem::replace(&mut drawn[i], true) {
+                    return Err(Error::PacketRecordDraws { record: i, draws: 2 });
+                }
+                check_record(r, i, draw.kind, s, pool_slots, parts.unique_palettes.len())?;
+            }
+        }
+        if let Some(i) = drawn.iter().position(|&d| !d) {
+            return Err(Error::PacketRecordDraws { record: i, draws: 0 });
+        }
+        let whole = |bytes: usize| {
+            if bytes == 0 {
+                vec![]
+            } else {
+                vec![ByteRange { start: 0, end: bytes }]
+            }
+        };
+        let dirty = DirtyRanges {
+            pool_palettes: whole(size_of_val(parts.pool_palettes)),
+            unique_palettes: whole(size_of_val(parts.unique_palettes)),
+            records: whole(size_of_val(parts.records)),
+        };
+        let stats = FrameStats {
+            time: parts.time,
+            instances: n as u32,
+            visible: n as u32,
+            unique: parts
+                .draws
+                .iter()
+                .filter(|d| d.kind == RecordKind::Unique)
+                .map(|d| d.instance_count)
+                .sum(),
+            dirty_bytes: [&dirty.pool_palettes, &dirty.unique_palettes, &dirty.records]
+                .iter()
+                .flat_map(|r| r.iter())
+                .map(|r| r.len() as u64)
+                .sum(),
+            ..FrameStats::default()
+        };
+        Ok(Self {
+            camera: parts.camera,
+            skin_joint_count: s32,
+            pool_palettes: parts.pool_palettes.to_vec(),
+            unique_palettes: parts.unique_palettes.to_vec(),
+            records: parts.records.to_vec(),
+            draws: parts.draws.to_vec(),
+            dirty,
+            stats,
+            resident: Default::default(),
+        })
     }
 }
+
+/// Checks record `i` as drawn by a draw of `kind`.
+fn check_record(
+    r: &InstanceRecord,
+    i: usize,
+    kind: RecordKind,
+    skin_joint_count: usize,
+    pool_slots: usize,
+    unique_entries: usize,
+) -> Result<()> {
+    if !r.position.iter().all(|c| c.is_finite()) {
+        return Err(Error::PacketRecordPosition {
+            record: i,
+            position: r.position,
+        });
+    }
+    // A normal positive half: exponent field 1..=30, sign clear.
+    let scale = r.scale_fraction & 0xffff;
+    if !(0x0400..0x7c00).contains(&scale) {
+        return Err(Error::PacketRecordScale { record: i, bits: scale });
+    }
+    match kind {
+        RecordKind::Pooled => {
+            for slot in [r.anim & 0xffff, r.anim >> 16] {
+                if slot as usize >= pool_slots {
+                    return Err(Error::PacketRecordSlot {
+                        record: i,
+                        slot,
+                        slots: pool_slots,
+                    });
+                }
+            }
+        }
+        RecordKind::Unique => {
+            // Checked: the count comes from the caller (a sum that wraps would accept a palette past the buffer).
+            let end = (r.anim as usize).checked_add(skin_joint_count);
+            if end.is_none_or(|end| end > unique_entries) {
+                return Err(Error::PacketRecordPalette {
+                    record: i,
+                    start: r.anim,
+                    end,
+                    entries: unique_entries,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

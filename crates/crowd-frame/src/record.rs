@@ -127,6 +127,18 @@ pub struct DecodedRecord {
     pub tint: Vec4,
 }
 
+/// The one rule for an instance's scale, wherever it enters (a spawn, a record): within
+/// [`SCALE_MIN`]`..=`[`SCALE_MAX`], which also refuses NaN.
+pub(crate) fn scale_fits(scale: f32) -> bool {
+    (SCALE_MIN..=SCALE_MAX).contains(&scale)
+}
+
+/// The one rule for a tint, wherever it enters (a spawn, `set_tint`, a record): every component within `[0, 1]`,
+/// which also refuses NaN.
+pub(crate) fn tint_fits(tint: Vec4) -> bool {
+    tint.cmpge(Vec4::ZERO).all() && tint.cmple(Vec4::ONE).all()
+}
+
 /// [`Error::Record`] for `field`.
 fn bad(field: &'static str, reason: &'static str) -> Error {
     Error::Record { field, reason }
@@ -150,10 +162,10 @@ impl InstanceRecord {
         if !length.is_finite() || length == 0.0 {
             return Err(bad("rotation", "not finite, or of zero length"));
         }
-        if !(SCALE_MIN..=SCALE_MAX).contains(&scale) {
+        if !scale_fits(scale) {
             return Err(bad("scale", "outside SCALE_MIN..=SCALE_MAX, or not finite"));
         }
-        if !(tint.cmpge(Vec4::ZERO).all() && tint.cmple(Vec4::ONE).all()) {
+        if !tint_fits(tint) {
             return Err(bad("tint", "a component outside [0, 1], or not finite"));
         }
         let (fraction, anim) = match anim {

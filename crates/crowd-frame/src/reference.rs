@@ -29,7 +29,7 @@ pub struct ReferenceFrame {
 /// Recomputes the last step's packet contents from `frame`'s state (the store, the culling output, the pool).
 ///
 /// Pooled instances without a crossfade map `(clip, clip time)` from their state; those in a crossfade map the
-/// track and time the step assigned ([`CrowdFrame::pool_inputs`]), since the bucket a request returns depends on
+/// track and time the step assigned (`CrowdFrame::pool_inputs`), since the bucket a request returns depends on
 /// the pool's bucket state.
 ///
 /// # Errors
@@ -110,7 +110,7 @@ pub fn reference_frame<F: PaletteFormat>(frame: &CrowdFrame<'_, F>) -> Result<Re
                             layers: &layers,
                             additive: &[],
                             rest_pose: &rest,
-                            threshold: 0.1,
+                            threshold: anim_pose::CROSSFADE_THRESHOLD,
                             output: &mut local,
                         }
                         .run()?;

@@ -9,9 +9,6 @@ use crate::anim::clip_time;
 use crate::character::Character;
 use crate::{Error, Result};
 
-/// The blending threshold of unique crossfades: the two weights sum to one, so any value below one works.
-const BLEND_THRESHOLD: f32 = 0.1;
-
 /// What [`animate_unique`] reads.
 pub(crate) struct UniqueInput<'a> {
     /// The character.
@@ -98,7 +95,7 @@ pub(crate) fn animate_unique(
                         layers: &layers,
                         additive: &[],
                         rest_pose: rest,
-                        threshold: BLEND_THRESHOLD,
+                        threshold: anim_pose::CROSSFADE_THRESHOLD,
                         output: blend,
                     }
                     .run()?;

@@ -21,7 +21,7 @@ use crate::shaders;
 use crate::{Error, Result};
 
 /// Threads per workgroup of the per-slot dispatches (`classify`, `scatter`).
-pub const CULL_WORKGROUP: u32 = 256;
+pub(crate) const CULL_WORKGROUP: u32 = 256;
 
 /// Buckets a view counts: every (LOD, tier) of a group, [`MAX_LODS`] × [`TIER_COUNT`]. The shader's
 /// `MAX_BUCKETS`.
@@ -43,7 +43,9 @@ pub const HIDDEN_STATE: u32 = u32::from_le_bytes([
 /// bucket.
 pub const OUT_OF_SEGMENT: u8 = 4;
 
-/// The view uniform: the twin of `CullView` in `shaders/crowd_cull.wgsl`.
+/// The view uniform: the twin of `CullView` in `shaders/crowd_cull.wgsl`. Public only for the layout test: not part
+/// of the API.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 #[repr(C)]
 pub struct CullViewUniform {

@@ -22,28 +22,37 @@
 //! Everything that needs no device (mesh packing, quantizers, LOD levels, textures, exact poses) lives in
 //! `crowd-mesh`, which an engine with its own renderer can use without wgpu.
 
+mod debug_view;
 mod error;
 mod gpu_cull;
 mod gpu_mesh;
 mod grow_buffer;
 pub mod headless;
+mod lighting;
 mod procedural;
 mod renderer;
 mod resident_buffer;
 pub mod shaders;
+mod texture_upload;
 mod uniforms;
 
+pub use debug_view::DebugView;
 pub use error::{Error, Result};
-pub use gpu_cull::{
-    CULL_BUCKETS, CULL_WORKGROUP, CullView, CullViewUniform, DrawSlot, GpuCuller, HIDDEN_STATE, OUT_OF_SEGMENT,
-};
-pub use gpu_mesh::{VERTEX_STRIDE_U8, VERTEX_STRIDE_U16};
-pub use procedural::{PROCEDURAL_VERTEX_STRIDE, ProceduralFrame, ProceduralRenderer, WaveUniform};
+pub use gpu_cull::{CULL_BUCKETS, CullView, DrawSlot, GpuCuller, HIDDEN_STATE, OUT_OF_SEGMENT};
+pub use lighting::Lighting;
+pub use procedural::{ProceduralFrame, ProceduralRenderer};
 pub use renderer::{
     CrowdRenderer, CrowdView, DrawCrowd, GPU_DRIVEN_STORAGE_BUFFERS, MeshHandle, PrepareStats, RenderPath,
     RendererConfig,
 };
 pub use resident_buffer::ResidentBuffer;
-pub use uniforms::{
-    DRAW_UNIFORM_STRIDE, DebugView, DrawUniform, FrameUniform, GpuFrameUniform, Lighting, instance_id_color,
-};
+
+// GPU layouts and a test helper, public only for this workspace's layout and image tests: not part of the API.
+#[doc(hidden)]
+pub use debug_view::instance_id_color;
+#[doc(hidden)]
+pub use gpu_cull::CullViewUniform;
+#[doc(hidden)]
+pub use procedural::WaveUniform;
+#[doc(hidden)]
+pub use uniforms::{DRAW_UNIFORM_STRIDE, DrawUniform, FrameUniform};

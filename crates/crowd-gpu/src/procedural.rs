@@ -10,17 +10,20 @@ use crowd_frame::{FrameCamera, INSTANCE_RECORD_SIZE, InstanceRecord};
 use crowd_mesh::{ProceduralMesh, Undulation};
 use wgpu::util::DeviceExt;
 
+use crate::debug_view::DebugView;
 use crate::grow_buffer::GrowBuffer;
+use crate::lighting::Lighting;
 use crate::renderer::{DrawCrowd, draw_pipeline};
 use crate::shaders;
-use crate::uniforms::{DebugView, FrameUniform, Lighting};
+use crate::uniforms::FrameUniform;
 use crate::{Error, PrepareStats, RendererConfig, Result};
 
 /// Bytes per vertex of a procedural mesh on the GPU: position f32 × 3, unit normal f32 × 3, RGBA8 colour.
-pub const PROCEDURAL_VERTEX_STRIDE: u64 = 28;
+pub(crate) const PROCEDURAL_VERTEX_STRIDE: u64 = 28;
 
 /// `WaveUniform` of `crowd_procedural.wgsl`, 32 bytes: a `crowd_mesh::Undulation` as the shader reads it, with
-/// the frame's clock (a test checks the layout with naga).
+/// the frame's clock (a test checks the layout with naga). Public only for that layout test: not part of the API.
+#[doc(hidden)]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct WaveUniform {
@@ -76,12 +79,13 @@ pub struct ProceduralFrame<'a> {
 /// engine owns the device, the queue and the render pass; formats, depth and MSAA are fixed at construction by a
 /// [`RendererConfig`]).
 ///
-/// Buffers: the mesh's vertices ([`PROCEDURAL_VERTEX_STRIDE`] bytes each) and `u32` indices, written once; the
+/// Buffers: the mesh's vertices (28 bytes each: position, normal, colour) and `u32` indices, written once; the
 /// records (storage, bound whole, grown by doubling, so at most `max_storage_buffer_binding_size` bytes and within
 /// `max_buffer_size`); the frame uniform (`FrameUniform`, the same struct and [`Lighting`] as the character
-/// renderer's, so fish are lit like characters), a second one for the depth camera, and the [`WaveUniform`].
-/// `prepare` writes the records and the uniforms and never allocates on the CPU after the records buffer reached
-/// its size; `draw` records one instanced indexed draw, or nothing for no instances.
+/// renderer's, so fish are lit like characters), a second one for the depth camera, and the wave uniform (the
+/// mesh's undulation and the frame's clock). `prepare` writes the records and the uniforms and never allocates on
+/// the CPU after the records buffer reached its size; `draw` records one instanced indexed draw, or nothing for no
+/// instances.
 #[derive(Debug)]
 pub struct ProceduralRenderer {
     name: String,

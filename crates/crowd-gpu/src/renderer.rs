@@ -1,85 +1,40 @@
 //! [`CrowdRenderer`]: instanced skinned draws of crowd-frame's packet, as a middleware renderer: the engine owns
 //! the device, the queue and the render pass; `prepare` uploads what changed and `render` records the draws.
 
-use std::num::NonZeroU64;
+mod baked;
+mod bind_groups;
+mod config;
+mod gpu_driven;
+mod pipelines;
+mod prepare;
+mod record;
+mod vat;
 
-use crowd_cull::Tier;
-use crowd_frame::{INSTANCE_RECORD_SIZE, Packet, RecordKind};
+use crowd_frame::INSTANCE_RECORD_SIZE;
 use crowd_mesh::{Material, PackedMesh, PaletteKind};
 use skin_pack::{PaletteEntry, PaletteFormat};
 
-use crate::gpu_mesh::{GpuMesh, VERTEX_STRIDE_U8, VERTEX_STRIDE_U16, vertex_attributes};
+use crate::debug_view::DebugView;
+use crate::gpu_mesh::GpuMesh;
 use crate::grow_buffer::GrowBuffer;
-use crate::shaders::{self, ShaderSource};
-use crate::uniforms::{DRAW_UNIFORM_STRIDE, DebugView, DrawUniform, FrameUniform, Lighting};
+use crate::lighting::Lighting;
+use crate::shaders;
+use crate::uniforms::{DrawUniform, FrameUniform};
 use crate::{Error, Result};
+use bind_groups::{draw_group, frame_group, storage_entry, uniform_entry};
+use pipelines::{palette_fetch, skin_pipeline};
 
-mod baked;
-mod gpu_driven;
-mod vat;
-
+pub use config::RendererConfig;
 pub use gpu_driven::{CrowdView, GPU_DRIVEN_STORAGE_BUFFERS, RenderPath};
+pub(crate) use pipelines::draw_pipeline;
+pub use prepare::PrepareStats;
+pub use record::DrawCrowd;
 
-/// How a [`CrowdRenderer`] is built: the pass it draws into and the limits it keeps to. (The palette format is the
-/// renderer's type parameter, the same as its packets': it is chosen once.)
-#[derive(Clone, Debug)]
-pub struct RendererConfig {
-    /// The colour attachment's format.
-    pub color_format: wgpu::TextureFormat,
-    /// The depth attachment's format (`None`: no depth test, and no depth-only pipelines).
-    pub depth_format: Option<wgpu::TextureFormat>,
-    /// The limits to respect, at most the device's (each is taken as the smaller of the two). A smaller
-    /// `max_storage_buffer_binding_size` splits the records into more chunks.
-    pub limits: wgpu::Limits,
-    /// The depth test (with a depth format). [`RendererConfig::DEFAULT_DEPTH_COMPARE`] is `Less`; an engine with
-    /// reversed-Z depth gives `Greater`.
-    pub depth_compare: wgpu::CompareFunction,
-    /// Whether the draws write depth (with a depth format); `true` by default.
-    pub depth_write: bool,
-    /// The colour and depth attachments' MSAA sample count (1, 2, 4 as the device and formats allow).
-    pub sample_count: u32,
-}
-
-impl RendererConfig {
-    /// The default depth test: `Less`, with depth cleared to 1.
-    pub const DEFAULT_DEPTH_COMPARE: wgpu::CompareFunction = wgpu::CompareFunction::Less;
-
-    /// A configuration for passes of `color_format` and `depth_format` within `limits`: depth test `Less` with
-    /// writes, no MSAA.
-    pub fn new(
-        color_format: wgpu::TextureFormat,
-        depth_format: Option<wgpu::TextureFormat>,
-        limits: wgpu::Limits,
-    ) -> Self {
-        Self {
-            color_format,
-            depth_format,
-            limits,
-            depth_compare: Self::DEFAULT_DEPTH_COMPARE,
-            depth_write: true,
-            sample_count: 1,
-        }
-    }
-}
-
-/// A mesh registered with [`CrowdRenderer::add_mesh`].
+/// A mesh registered with [`CrowdRenderer::add_mesh`]: an opaque token that identifies the mesh among the
+/// renderer's (two handles from one renderer are equal only for the same mesh). Meshes stay registered for the
+/// renderer's life; no method takes a handle yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct MeshHandle(pub u32);
-
-/// What one [`CrowdRenderer::prepare`] set up.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PrepareStats {
-    /// Draw calls `render` records.
-    pub draws: u32,
-    /// Record chunks the instances span.
-    pub chunks: u32,
-    /// Instances drawn (each counted once, not once per mesh).
-    pub instances: u32,
-    /// Triangles drawn, over every mesh and instance.
-    pub triangles: u64,
-    /// Bytes written to the device: the packet's dirty ranges, the draw and frame uniforms.
-    pub uploaded_bytes: u64,
-}
+pub struct MeshHandle(u32);
 
 /// One draw call of the plan.
 #[derive(Clone, Copy, Debug)]
@@ -100,7 +55,7 @@ struct PlannedDraw {
 ///   with a dynamic offset; instance `i` of the packet is record `i - chunk · records_per_chunk` of its chunk's
 ///   window, and a draw that crosses a chunk boundary is split in two;
 /// - pooled and unique palettes: storage, each bound whole, so each must fit one binding;
-/// - draw uniforms: one [`DrawUniform`] per draw call at a 256-byte stride, bound with a dynamic offset.
+/// - draw uniforms: one `DrawUniform` per draw call at a 256-byte stride, bound with a dynamic offset.
 ///
 /// All grow by doubling and are written only where the packet's dirty ranges say.
 ///
@@ -143,32 +98,6 @@ pub struct CrowdRenderer<F: PaletteFormat + 'static = PaletteEntry> {
     /// Bumped whenever the records or palette buffers are recreated (the views' bind groups must be too).
     buffers_generation: u64,
     gpu_driven: Option<gpu_driven::GpuDriven>,
-}
-
-fn storage_entry(binding: u32, dynamic: bool, min: u64) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::VERTEX,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only: true },
-            has_dynamic_offset: dynamic,
-            min_binding_size: NonZeroU64::new(min),
-        },
-        count: None,
-    }
-}
-
-fn uniform_entry(binding: u32, dynamic: bool, size: u64) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: dynamic,
-            min_binding_size: NonZeroU64::new(size),
-        },
-        count: None,
-    }
 }
 
 impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
@@ -362,419 +291,5 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
     /// What the last `prepare` set up.
     pub fn stats(&self) -> PrepareStats {
         self.stats
-    }
-
-    /// Uploads what changed in `packet` and plans its draws: every mesh for every non-empty packet draw, split at
-    /// chunk boundaries. O(draws) checks; the records need none (a [`Packet`] is checked where it is built).
-    /// After warm-up (the buffers and the plan at their largest) it allocates nothing itself; wgpu's
-    /// `write_buffer` may, a fixed number of times per dirty range.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::MeshJoint`] when a mesh
-    /// reads a joint at or past the packet's `skin_joint_count`; [`Error::MissingLod`] when a draw names a LOD a
-    /// mesh lacks; [`Error::Limit`] when a palette buffer is past `max_storage_buffer_binding_size` (palettes are
-    /// bound whole) or any buffer the frame needs (records, palettes, draw uniforms) would be past
-    /// `max_buffer_size`. Nothing is uploaded then, and `render` draws nothing until a `prepare` succeeds.
-    pub fn prepare(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, packet: &Packet<F>) -> Result<PrepareStats> {
-        self.plan.clear();
-        self.stats = PrepareStats::default();
-        let joints = packet.skin_joint_count();
-        for mesh in &self.meshes {
-            if mesh.max_joint as usize >= joints {
-                return Err(Error::MeshJoint {
-                    mesh: mesh.name.clone(),
-                    joint: mesh.max_joint,
-                    palette_entries: joints,
-                });
-            }
-        }
-        let per_chunk = self.records_per_chunk();
-        // Draw calls: one per mesh and chunk a non-empty packet draw touches (the plan below makes exactly these).
-        let mut calls = 0u64;
-        for draw in packet.draws() {
-            if draw.instance_count == 0 {
-                continue;
-            }
-            for mesh in &self.meshes {
-                if mesh.lods.get(usize::from(draw.lod)).is_none() {
-                    return Err(Error::MissingLod {
-                        mesh: mesh.name.clone(),
-                        lod: draw.lod,
-                        levels: mesh.lods.len(),
-                        instances: draw.instance_count,
-                    });
-                }
-            }
-            let last = u64::from(draw.first_instance) + u64::from(draw.instance_count) - 1;
-            calls += last / u64::from(per_chunk) - u64::from(draw.first_instance / per_chunk) + 1;
-        }
-        let calls = calls.saturating_mul(self.meshes.len() as u64);
-        let pool_bytes = size_of_val(packet.pool_palettes()) as u64;
-        let unique_bytes = size_of_val(packet.unique_palettes()) as u64;
-        let record_bytes = size_of_val(packet.records()) as u64;
-        let uniform_bytes = calls.saturating_mul(DRAW_UNIFORM_STRIDE);
-        for (buffer, bytes) in [("pooled palettes", pool_bytes), ("unique palettes", unique_bytes)] {
-            if bytes > self.palette_window {
-                return Err(Error::Limit {
-                    buffer,
-                    bytes,
-                    limit: "max_storage_buffer_binding_size (palettes are bound whole)",
-                    max: self.binding_limit,
-                });
-            }
-        }
-        // Every buffer that may grow is checked before anything is uploaded: a failed prepare changes nothing.
-        let max = self.max_buffer;
-        for (buffer, grow, bytes) in [
-            ("records", &self.records, record_bytes),
-            ("pooled palettes", &self.pool, pool_bytes),
-            ("unique palettes", &self.unique, unique_bytes),
-            ("draw uniforms", &self.draw_uniforms, uniform_bytes),
-        ] {
-            let size = grow.size_for(bytes, max);
-            if bytes > grow.size() && size > max {
-                return Err(Error::Limit {
-                    buffer,
-                    bytes: size,
-                    limit: "max_buffer_size",
-                    max,
-                });
-            }
-        }
-
-        let mut rebind = self.records.reserve(device, record_bytes, max);
-        rebind |= self.pool.reserve(device, pool_bytes, max);
-        rebind |= self.unique.reserve(device, unique_bytes, max);
-        let resident_bytes = self.prepare_resident(device, queue, packet)?;
-        if rebind {
-            self.buffers_generation += 1;
-            self.frame_group = frame_group(
-                device,
-                &self.frame_layout,
-                &self.frame_uniform,
-                &self.records,
-                &self.pool,
-                &self.unique,
-                self.palette_window,
-            );
-        }
-        let dirty = packet.dirty();
-        let mut uploaded = resident_bytes
-            + self
-                .records
-                .write_ranges(queue, bytemuck::cast_slice(packet.records()), &dirty.records);
-        uploaded += self.pool.write_ranges(
-            queue,
-            bytemuck::cast_slice(packet.pool_palettes()),
-            &dirty.pool_palettes,
-        );
-        uploaded += self.unique.write_ranges(
-            queue,
-            bytemuck::cast_slice(packet.unique_palettes()),
-            &dirty.unique_palettes,
-        );
-
-        let mut chunks_used = 0u32;
-        let mut triangles = 0u64;
-        let mut instances = 0u32;
-        self.draw_bytes.clear();
-        for draw in packet.draws() {
-            instances += draw.instance_count;
-            let mut first = draw.first_instance;
-            let end = draw.first_instance + draw.instance_count;
-            while first < end {
-                let chunk = first / per_chunk;
-                let piece_end = end.min((chunk + 1) * per_chunk);
-                chunks_used = chunks_used.max(chunk + 1);
-                for (m, mesh) in self.meshes.iter().enumerate() {
-                    let lod = mesh.lods[usize::from(draw.lod)];
-                    let uniform = DrawUniform {
-                        record_base: chunk * per_chunk,
-                        pooled: u32::from(draw.kind == RecordKind::Pooled),
-                        lod: u32::from(draw.lod),
-                        tier: tier_code(draw.tier),
-                        base_color: mesh.base_color,
-                        uv_f16: u32::from(mesh.uv_f16),
-                        mesh: m as u32,
-                        pad: [0; 2],
-                    };
-                    let at = self.draw_bytes.len();
-                    self.draw_bytes.resize(at + DRAW_UNIFORM_STRIDE as usize, 0);
-                    self.draw_bytes[at..at + size_of::<DrawUniform>()].copy_from_slice(bytemuck::bytes_of(&uniform));
-                    self.plan.push(PlannedDraw {
-                        mesh: m as u32,
-                        chunk,
-                        first_index: lod.first_index,
-                        index_count: lod.index_count,
-                        first_instance: first,
-                        instance_count: piece_end - first,
-                    });
-                    triangles += u64::from(lod.index_count / 3) * u64::from(piece_end - first);
-                }
-                first = piece_end;
-            }
-        }
-        debug_assert_eq!(self.plan.len() as u64, calls, "the plan makes the draws counted above");
-        if self
-            .draw_uniforms
-            .reserve(device, self.draw_bytes.len() as u64, self.max_buffer)
-        {
-            self.draw_group = draw_group(device, &self.draw_layout, &self.draw_uniforms);
-        }
-        if !self.draw_bytes.is_empty() {
-            queue.write_buffer(&self.draw_uniforms.buffer, 0, &self.draw_bytes);
-        }
-        self.joints = joints as u32;
-        let frame = FrameUniform::new(packet.camera().view_proj(), &self.lighting, joints as u32, self.view);
-        queue.write_buffer(&self.frame_uniform, 0, bytemuck::bytes_of(&frame));
-        uploaded += self.draw_bytes.len() as u64 + size_of::<FrameUniform>() as u64;
-        self.stats = PrepareStats {
-            draws: self.plan.len() as u32,
-            chunks: chunks_used,
-            instances,
-            triangles,
-            uploaded_bytes: uploaded,
-        };
-        Ok(self.stats)
-    }
-
-    /// Records the draws of the last successful `prepare` into `pass`, whose attachments have the configured
-    /// formats. Draws nothing for an empty packet.
-    pub fn render(&self, pass: &mut wgpu::RenderPass<'_>) {
-        self.record(pass, &self.pipelines);
-    }
-
-    /// Records the same draws with the depth-only entry points (the same skinning, no fragment stage), for a
-    /// pass with only a depth attachment of the configured depth format; draws nothing when the renderer has no
-    /// depth format.
-    pub fn render_depth_only(&self, pass: &mut wgpu::RenderPass<'_>) {
-        if let Some(pipelines) = &self.depth_pipelines {
-            self.record(pass, pipelines);
-        }
-    }
-
-    fn record(&self, pass: &mut wgpu::RenderPass<'_>, pipelines: &[wgpu::RenderPipeline; 2]) {
-        self.record_with(pass, pipelines, &self.frame_group);
-    }
-
-    /// Records the planned draws with `frame_group` (the renderer's, or a view's with its own camera).
-    fn record_with(
-        &self,
-        pass: &mut wgpu::RenderPass<'_>,
-        pipelines: &[wgpu::RenderPipeline; 2],
-        frame_group: &wgpu::BindGroup,
-    ) {
-        let window = self.record_window as u32;
-        for (i, d) in self.plan.iter().enumerate() {
-            let mesh = &self.meshes[d.mesh as usize];
-            pass.set_pipeline(&pipelines[usize::from(mesh.joints_u16)]);
-            pass.set_bind_group(0, frame_group, &[d.chunk * window]);
-            pass.set_bind_group(1, &self.draw_group, &[(i as u64 * DRAW_UNIFORM_STRIDE) as u32]);
-            pass.set_bind_group(2, &mesh.material, &[]);
-            pass.set_vertex_buffer(0, mesh.vertices.slice(..));
-            pass.set_index_buffer(mesh.indices.slice(..), mesh.index_format);
-            pass.draw_indexed(
-                d.first_index..d.first_index + d.index_count,
-                0,
-                d.first_instance..d.first_instance + d.instance_count,
-            );
-        }
-    }
-}
-
-/// The palette fetch file that reads `kind`'s entries.
-fn palette_fetch(kind: PaletteKind) -> &'static ShaderSource {
-    match kind {
-        PaletteKind::F32 => &shaders::PALETTE_FETCH_F32,
-        PaletteKind::Mat3x4F16 => &shaders::PALETTE_FETCH_MAT3X4_F16,
-        PaletteKind::QtF16 => &shaders::PALETTE_FETCH_QT_F16,
-    }
-}
-
-fn tier_code(tier: Tier) -> u32 {
-    tier as u32
-}
-
-/// A binding of `buffer` from its start: the whole buffer, at most `window` bytes (a multiple of 4).
-fn whole(buffer: &GrowBuffer, window: u64) -> wgpu::BindingResource<'_> {
-    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-        buffer: &buffer.buffer,
-        offset: 0,
-        size: NonZeroU64::new(buffer.size().min(window)),
-    })
-}
-
-fn frame_group(
-    device: &wgpu::Device,
-    layout: &wgpu::BindGroupLayout,
-    frame: &wgpu::Buffer,
-    records: &GrowBuffer,
-    pool: &GrowBuffer,
-    unique: &GrowBuffer,
-    palette_window: u64,
-) -> wgpu::BindGroup {
-    frame_group_with(
-        device,
-        layout,
-        frame,
-        records,
-        whole(pool, palette_window),
-        whole(unique, palette_window),
-    )
-}
-
-/// The frame bind group with `pool` bound as the pooled palettes (the pose pool's, or a bake's for baked draws).
-fn frame_group_with(
-    device: &wgpu::Device,
-    layout: &wgpu::BindGroupLayout,
-    frame: &wgpu::Buffer,
-    records: &GrowBuffer,
-    pool: wgpu::BindingResource<'_>,
-    unique: wgpu::BindingResource<'_>,
-) -> wgpu::BindGroup {
-    device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("crowd frame"),
-        layout,
-        entries: &[
-            wgpu::BindGroupEntry {
-                binding: 0,
-                resource: frame.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                    buffer: &records.buffer,
-                    offset: 0,
-                    size: NonZeroU64::new(records.window()),
-                }),
-            },
-            wgpu::BindGroupEntry {
-                binding: 2,
-                resource: pool,
-            },
-            wgpu::BindGroupEntry {
-                binding: 3,
-                resource: unique,
-            },
-        ],
-    })
-}
-
-fn draw_group(device: &wgpu::Device, layout: &wgpu::BindGroupLayout, uniforms: &GrowBuffer) -> wgpu::BindGroup {
-    draw_group_of(device, layout, &uniforms.buffer)
-}
-
-/// The draw bind group over a uniform buffer of [`DrawUniform`]s at the draw stride.
-fn draw_group_of(device: &wgpu::Device, layout: &wgpu::BindGroupLayout, uniforms: &wgpu::Buffer) -> wgpu::BindGroup {
-    device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("crowd draw"),
-        layout,
-        entries: &[wgpu::BindGroupEntry {
-            binding: 0,
-            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                buffer: uniforms,
-                offset: 0,
-                size: NonZeroU64::new(size_of::<DrawUniform>() as u64),
-            }),
-        }],
-    })
-}
-
-/// One skinned render pipeline of `module` with vertex entry point `entry` (u8 or u16 joints), colour and depth
-/// as `config` says, or depth only.
-fn skin_pipeline(
-    device: &wgpu::Device,
-    module: &wgpu::ShaderModule,
-    config: &RendererConfig,
-    layout: &wgpu::PipelineLayout,
-    entry: &str,
-    joints_u16: bool,
-    depth_only: bool,
-) -> wgpu::RenderPipeline {
-    let attributes = vertex_attributes(joints_u16);
-    let stride = if joints_u16 {
-        VERTEX_STRIDE_U16
-    } else {
-        VERTEX_STRIDE_U8
-    };
-    let vertices = wgpu::VertexBufferLayout {
-        array_stride: stride,
-        step_mode: wgpu::VertexStepMode::Vertex,
-        attributes: &attributes,
-    };
-    draw_pipeline(device, module, config, layout, entry, vertices, depth_only)
-}
-
-/// A render pipeline of the renderer's draws: vertex entry point `entry` reading one vertex buffer of `vertices`,
-/// triangle lists drawn two-sided (glTF meshes may be open or mirrored; the fragment shaders flip back faces),
-/// colour (`fs_main`), depth and samples as `config` says, or depth only (no fragment stage).
-pub(crate) fn draw_pipeline(
-    device: &wgpu::Device,
-    module: &wgpu::ShaderModule,
-    config: &RendererConfig,
-    layout: &wgpu::PipelineLayout,
-    entry: &str,
-    vertices: wgpu::VertexBufferLayout<'_>,
-    depth_only: bool,
-) -> wgpu::RenderPipeline {
-    let targets = [Some(wgpu::ColorTargetState {
-        format: config.color_format,
-        blend: None,
-        write_mask: wgpu::ColorWrites::ALL,
-    })];
-    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-        label: Some(entry),
-        layout: Some(layout),
-        vertex: wgpu::VertexState {
-            module,
-            entry_point: Some(entry),
-            compilation_options: Default::default(),
-            buffers: &[Some(vertices)],
-        },
-        primitive: wgpu::PrimitiveState {
-            topology: wgpu::PrimitiveTopology::TriangleList,
-            front_face: wgpu::FrontFace::Ccw,
-            cull_mode: None,
-            ..Default::default()
-        },
-        depth_stencil: config.depth_format.map(|format| wgpu::DepthStencilState {
-            format,
-            depth_write_enabled: Some(config.depth_write),
-            depth_compare: Some(config.depth_compare),
-            stencil: Default::default(),
-            bias: Default::default(),
-        }),
-        multisample: wgpu::MultisampleState {
-            count: config.sample_count,
-            ..Default::default()
-        },
-        fragment: (!depth_only).then(|| wgpu::FragmentState {
-            module,
-            entry_point: Some("fs_main"),
-            compilation_options: Default::default(),
-            targets: &targets,
-        }),
-        multiview_mask: None,
-        cache: None,
-    })
-}
-
-/// A prepared renderer's draws, whatever its palette format: for a pass that mixes renderers of several formats
-/// (`&[&dyn DrawCrowd]`).
-pub trait DrawCrowd {
-    /// [`CrowdRenderer::render`].
-    fn render(&self, pass: &mut wgpu::RenderPass<'_>);
-    /// [`CrowdRenderer::render_depth_only`].
-    fn render_depth_only(&self, pass: &mut wgpu::RenderPass<'_>);
-}
-
-impl<F: PaletteFormat + 'static> DrawCrowd for CrowdRenderer<F> {
-    fn render(&self, pass: &mut wgpu::RenderPass<'_>) {
-        CrowdRenderer::render(self, pass);
-    }
-
-    fn render_depth_only(&self, pass: &mut wgpu::RenderPass<'_>) {
-        CrowdRenderer::render_depth_only(self, pass);
     }
 }

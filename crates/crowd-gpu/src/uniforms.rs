@@ -1,67 +1,14 @@
-//! The uniforms of `shaders/crowd_skin.wgsl` ([`FrameUniform`], [`DrawUniform`]), the lighting and the debug views.
+//! The GPU-layout uniform structs of `shaders/crowd_skin.wgsl`: the frame uniform ([`FrameUniform`]), the per-draw
+//! uniform ([`DrawUniform`]) and its stride, and the GPU-driven draws' clock ([`GpuFrameUniform`]).
 
 use bytemuck::{Pod, Zeroable};
 
-/// What the fragment shader shows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum DebugView {
-    /// Base colour texture × factor × vertex colour × tint, under the sun and the hemisphere light.
-    #[default]
-    Shaded,
-    /// Each instance in its own flat colour, from its record index ([`instance_id_color`]), unlit.
-    InstanceId,
-    /// Each LOD in its own colour (green, yellow, red, blue), lit.
-    Lod,
-    /// Each culling tier in its own colour (unique green, pooled yellow, baked red, VAT blue), lit.
-    Tier,
-    /// The world normal as colour.
-    Normals,
-}
+use crate::debug_view::DebugView;
+use crate::lighting::Lighting;
 
-impl DebugView {
-    pub(crate) fn code(self) -> u32 {
-        match self {
-            Self::Shaded => 0,
-            Self::InstanceId => 1,
-            Self::Lod => 2,
-            Self::Tier => 3,
-            Self::Normals => 4,
-        }
-    }
-}
-
-/// The sRGB bytes that [`DebugView::InstanceId`] writes for record `index`: three bits per channel, each level
-/// `l` the byte `round(255 · l / 7)`, red from the lowest bits (so indices below 512 have distinct colours).
-pub fn instance_id_color(index: u32) -> [u8; 3] {
-    [index & 7, (index >> 3) & 7, (index >> 6) & 7].map(|l| ((255 * l + 3) / 7) as u8)
-}
-
-/// The scene's light: a directional sun and a hemisphere term, in linear RGB.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Lighting {
-    /// The direction towards the sun (normalised by the renderer).
-    pub sun_direction: [f32; 3],
-    /// The sun's colour times intensity.
-    pub sun_color: [f32; 3],
-    /// The light from the sky (normals up).
-    pub sky_color: [f32; 3],
-    /// The light from the ground (normals down).
-    pub ground_color: [f32; 3],
-}
-
-impl Default for Lighting {
-    /// A late-afternoon sun from the front left, a blue sky and a warm ground bounce.
-    fn default() -> Self {
-        Self {
-            sun_direction: [-0.45, 0.75, 0.5],
-            sun_color: [1.05, 0.95, 0.82],
-            sky_color: [0.36, 0.42, 0.52],
-            ground_color: [0.2, 0.17, 0.13],
-        }
-    }
-}
-
-/// `FrameUniform` of `crowd_skin.wgsl`, 144 bytes (a test checks the layout with naga).
+/// `FrameUniform` of `crowd_skin.wgsl`, 144 bytes (a test checks the layout with naga). Public only for that
+/// layout test: not part of the API.
+#[doc(hidden)]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct FrameUniform {
@@ -83,7 +30,9 @@ pub struct FrameUniform {
     pub pad: [u32; 2],
 }
 
-/// `DrawUniform` of `crowd_skin.wgsl`, 48 bytes, stored at a [`DRAW_UNIFORM_STRIDE`] stride.
+/// `DrawUniform` of `crowd_skin.wgsl`, 48 bytes, stored at a [`DRAW_UNIFORM_STRIDE`] stride. Public only for the
+/// layout test: not part of the API.
+#[doc(hidden)]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct DrawUniform {
@@ -108,7 +57,7 @@ pub struct DrawUniform {
 /// `GpuFrame` of `crowd_skin.wgsl`, 16 bytes: the GPU-driven draws' clock.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub struct GpuFrameUniform {
+pub(crate) struct GpuFrameUniform {
     /// The animation clock of the frame, in seconds.
     pub now: f32,
     /// The pose pool's time.
@@ -118,7 +67,8 @@ pub struct GpuFrameUniform {
 }
 
 /// The distance between two draws' uniforms: 256 bytes, the largest `min_uniform_buffer_offset_alignment` wgpu
-/// allows, so that every device takes the dynamic offsets.
+/// allows, so that every device takes the dynamic offsets. Public only for the layout test: not part of the API.
+#[doc(hidden)]
 pub const DRAW_UNIFORM_STRIDE: u64 = 256;
 
 impl FrameUniform {
@@ -135,19 +85,5 @@ impl FrameUniform {
             view: view.code(),
             pad: [0; 2],
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn instance_id_colors_are_distinct_below_512() {
-        let colors: std::collections::HashSet<[u8; 3]> = (0..512).map(instance_id_color).collect();
-        assert_eq!(colors.len(), 512);
-        assert_eq!(instance_id_color(0), [0, 0, 0]);
-        assert_eq!(instance_id_color(7), [255, 0, 0]);
-        assert_eq!(instance_id_color(1), [36, 0, 0]);
     }
 }

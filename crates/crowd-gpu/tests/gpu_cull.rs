@@ -12,6 +12,7 @@
 
 mod common;
 
+use crowd_cull::FrameCamera;
 use crowd_cull::reference::sphere_visible;
 use crowd_cull::{
     AnimState, ClusterSettings, CullCamera, CullOutput, CullingCache, CullingJob, GroupDesc, GroupId, Handle,
@@ -365,7 +366,7 @@ fn random_camera(rng: &mut Rng) -> CullCamera {
     } else {
         target
     };
-    CullCamera::perspective(
+    FrameCamera::perspective(
         eye,
         target,
         Vec3::Y,
@@ -374,6 +375,7 @@ fn random_camera(rng: &mut Rng) -> CullCamera {
         rng.range(0.1, 2.0),
         rng.range(60.0, 600.0),
     )
+    .cull_camera()
 }
 
 #[test]
@@ -415,7 +417,8 @@ fn hysteresis_on_the_gpu_follows_crowd_cull_frame_by_frame() {
         let t = frame as f32 / 39.0 * std::f32::consts::TAU * 2.0;
         let distance = 25.0 + 200.0 * (0.5 - 0.5 * t.cos());
         let eye = Vec3::new(3.0 * t.sin(), 4.0, -30.0 + distance);
-        let camera = CullCamera::perspective(eye, Vec3::new(0.0, 1.0, -30.0), Vec3::Y, 0.9, 1.6, 0.5, 600.0);
+        let camera =
+            FrameCamera::perspective(eye, Vec3::new(0.0, 1.0, -30.0), Vec3::Y, 0.9, 1.6, 0.5, 600.0).cull_camera();
         scene.cull_and_compare(&gpu, &camera, &format!("frame {frame}"));
         let states = scene.store.group_slots(scene.g).expect("the group").state.to_vec();
         if !last.is_empty() {
@@ -454,7 +457,8 @@ fn hysteresis_follows_instances_that_the_store_moves_to_other_slots() {
         let t = frame as f32 / 29.0 * std::f32::consts::TAU * 2.0;
         let distance = 25.0 + 200.0 * (0.5 - 0.5 * t.cos());
         let eye = Vec3::new(3.0 * t.sin(), 4.0, -30.0 + distance);
-        let camera = CullCamera::perspective(eye, Vec3::new(0.0, 1.0, -30.0), Vec3::Y, 0.9, 1.6, 0.5, 600.0);
+        let camera =
+            FrameCamera::perspective(eye, Vec3::new(0.0, 1.0, -30.0), Vec3::Y, 0.9, 1.6, 0.5, 600.0).cull_camera();
         if frame > 0 {
             // Between culls, as a game frame: removals (whose swaps move the last member of a cluster into the
             // freed slot), additions, and moves across the block that send instances to other clusters.
@@ -652,7 +656,8 @@ fn empty_and_fully_culled_views_draw_nothing_and_growth_keeps_slots() {
     }];
     view.set_draws(&gpu.device, &gpu.queue, &draws, limits.max_buffer_size)
         .expect("fits");
-    let camera = CullCamera::perspective(Vec3::new(0.0, 2.0, 10.0), Vec3::ZERO, Vec3::Y, 1.0, 1.0, 0.1, 100.0);
+    let camera =
+        FrameCamera::perspective(Vec3::new(0.0, 2.0, 10.0), Vec3::ZERO, Vec3::Y, 1.0, 1.0, 0.1, 100.0).cull_camera();
     // No slots at all.
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
     culler

@@ -15,7 +15,7 @@
 //! Adjacent dirty elements always form one run; a threshold of 0 merges nothing else. A larger threshold trades upload bytes for fewer copies: each
 //! `wgpu::Queue::write_buffer` call has a fixed cost on top of its bytes.
 //!
-//! [`dirty_ranges_reference`] is the plain per-element twin of [`DirtyTracker::ranges`], which scans whole words with
+//! `dirty_ranges_reference` (hidden from the docs) is the plain per-element twin of [`DirtyTracker::ranges`], which scans whole words with
 //! `trailing_zeros`; `tests/prop_dirty.rs` compares them.
 //! [`split_ranges_at_chunks`] cuts ranges at multiples of a chunk size, for buffers that are split into several
 //! bindings at the device's storage binding limit (`PIPELINE.md`, step 7).
@@ -359,6 +359,7 @@ fn check_layout(len: usize, stride: usize) -> Result<()> {
 ///
 /// Clears `out` and pushes the ranges (it allocates when `out` is too small; it is for tests).
 /// Errors: [`Error::DirtyLayout`] for a zero stride or an overflowing byte size.
+#[doc(hidden)]
 pub fn dirty_ranges_reference(
     dirty: &[bool],
     stride: usize,

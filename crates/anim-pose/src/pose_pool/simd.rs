@@ -3,7 +3,7 @@
 //!
 //! Both compute the fixed-point mapping of [`TrackMap`] with the same operations in the same order, lane by lane,
 //! so that their results are bit for bit those of the scalar kernel
-//! ([`PosePool::map_instances_scalar`](super::PosePool::map_instances_scalar)), which `tests/prop_slot_map.rs` and
+//! (`PosePool::map_instances_scalar`), which `tests/prop_slot_map.rs` and
 //! the unit tests here check over random pools, tracks and time bits:
 //! - the clamps `p > lo ? p : lo` and `p < hi ? p : hi` are `maxps` and `minps` with `p` first, which return the
 //!   second operand on a NaN, as the scalar selects do;
@@ -33,7 +33,8 @@ use std::arch::x86_64::{
     _mm256_unpacklo_epi32, _mm256_unpacklo_pd, _mm256_unpacklo_ps,
 };
 
-use super::{ROUND_MAGIC_F64, Scan, SlotRef, TWO_POW_M24, TrackMap};
+use super::SlotRef;
+use super::mapping::{ROUND_MAGIC_F64, Scan, TWO_POW_M24, TrackMap};
 
 /// One track's mapping constants as two 16-byte rows, so that four instances gather them with eight aligned
 /// loads and a transpose.

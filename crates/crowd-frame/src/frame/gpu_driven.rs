@@ -17,10 +17,11 @@ use skin_pack::{ByteRange, PaletteFormat};
 
 use super::CrowdFrame;
 use crate::pack::live_slot_ranges;
-use crate::packet::{DRAWS_PER_LOD, FrameCamera, PacketDraw, RecordKind};
+use crate::packet::{DRAWS_PER_LOD, PacketDraw, RecordKind};
 use crate::record::InstanceRecord;
 use crate::resident::{RESIDENT_NO_FADE, ResidentInstance, ResidentOwner};
 use crate::{Error, INSTANCE_RECORD_SIZE, Result};
+use crowd_cull::FrameCamera;
 
 /// Changed slots per parallel task of the encoding: enough to amortise rayon's scheduling.
 const ENCODE_CHUNK: usize = 1024;
@@ -156,12 +157,7 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
                 if res.instances[at].clips >> 16 == RESIDENT_NO_FADE {
                     continue;
                 }
-                if let Some(f) = self
-                    .store
-                    .handle_at(self.group, slot)
-                    .and_then(|h| self.fade_index(h))
-                    .map(|i| self.fades[i])
-                {
+                if let Some(f) = self.store.handle_at(self.group, slot).and_then(|h| self.fade_timing(h)) {
                     res.instances[at].fade_start = f.fade_start;
                     res.instances[at].fade_length = f.duration;
                 }
@@ -200,7 +196,6 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
         }
         let t_pack = Instant::now();
         let ms = |a: Instant, b: Instant| (b - a).as_secs_f32() * 1e3;
-        packet.frame_time = now;
         packet.camera = *camera;
         let changed = packet.resident.instances.len();
         let dirty_bytes = dirty_of(&packet.dirty.pool_palettes)
@@ -237,11 +232,12 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
 impl<F: PaletteFormat> CrowdFrame<'_, F> {
     /// The resident state of `slot` as the last GPU-driven step handed it over, computed afresh from the store, the
     /// crossfades and the unique picks: what a renderer's resident buffer holds at that slot once it applied every
-    /// packet. O(crossfades); for tests and tools.
+    /// packet. O(1); for tests that check a renderer's resident buffer, hidden from the docs.
     ///
     /// # Errors
     ///
     /// [`Error::Slot`] for a slot past the store's slots.
+    #[doc(hidden)]
     pub fn resident_state(&self, slot: u32) -> Result<ResidentInstance> {
         let slots = self.store.group_slot_count(self.group)?;
         if slot as usize >= slots {
@@ -253,9 +249,9 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
         }
         let unique = self.prev_unique.binary_search(&slot).is_ok();
         let mut r = resident_of(&self.store, self.group, slot, unique, self.time)?;
-        if let Some(i) = self.store.handle_at(self.group, slot).and_then(|h| self.fade_index(h)) {
-            r.fade_start = self.fades[i].fade_start;
-            r.fade_length = self.fades[i].duration;
+        if let Some(f) = self.store.handle_at(self.group, slot).and_then(|h| self.fade_timing(h)) {
+            r.fade_start = f.fade_start;
+            r.fade_length = f.duration;
         }
         Ok(r)
     }

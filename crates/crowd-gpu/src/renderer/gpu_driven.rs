@@ -13,9 +13,11 @@ use crowd_cull::{GroupDesc, Tier};
 use crowd_frame::{FrameCamera, Packet, ResidentClip};
 use skin_pack::PaletteFormat;
 
+use super::CrowdRenderer;
 use super::baked::DeviceBat;
+use super::bind_groups::{draw_group_of, frame_group, frame_group_with, storage_entry, uniform_entry, whole};
+use super::pipelines::skin_pipeline;
 use super::vat::{DeviceVat, NoVat, VAT_UNIFORM_SIZE};
-use super::{CrowdRenderer, frame_group, frame_group_with, skin_pipeline, storage_entry, uniform_entry, whole};
 use crate::gpu_cull::{CullView, DrawSlot, GpuCuller};
 use crate::resident_buffer::ResidentBuffer;
 use crate::uniforms::{DRAW_UNIFORM_STRIDE, DrawUniform, FrameUniform, GpuFrameUniform};
@@ -205,7 +207,7 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
                 usage: wgpu::BufferUsages::UNIFORM,
             },
         );
-        let draw_group = super::draw_group_of(device, &self.draw_layout, &draw_uniforms);
+        let draw_group = draw_group_of(device, &self.draw_layout, &draw_uniforms);
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("crowd GPU-driven"),
             entries: &[

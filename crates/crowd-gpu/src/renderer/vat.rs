@@ -15,10 +15,10 @@ use super::CrowdRenderer;
 use crate::{Error, Result};
 
 /// The most clips the VAT uniform holds (`VatUniform::clips` in `crowd_skin.wgsl`).
-pub const MAX_VAT_CLIPS: usize = 128;
+pub(crate) const MAX_VAT_CLIPS: usize = 128;
 
 /// The most meshes the VAT uniform gives a first vertex (`VatUniform::mesh_first_vertex`).
-pub const MAX_VAT_MESHES: usize = 64;
+pub(crate) const MAX_VAT_MESHES: usize = 64;
 
 /// Bytes of the VAT uniform: the layout and format (16), the meshes' first vertices, and per clip its record and
 /// its quantization (64).
@@ -95,9 +95,9 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
     /// # Errors
     ///
     /// - [`Error::Gpu`] when the GPU-driven path is not enabled;
-    /// - [`Error::Bake`] when the bake has no clip or more than [`MAX_VAT_CLIPS`], a clip with fewer than two
+    /// - [`Error::Bake`] when the bake has no clip or more than 128 (`MAX_VAT_CLIPS`), a clip with fewer than two
     ///   frames or frames past the layout, planes that do not hold the layout's texels, or when
-    ///   `mesh_first_vertex` does not give each mesh (at most [`MAX_VAT_MESHES`]) a range of baked vertices;
+    ///   `mesh_first_vertex` does not give each mesh (at most 64, `MAX_VAT_MESHES`) a range of baked vertices;
     /// - [`Error::Limit`] when the planes pass `max_texture_dimension_2d` or `max_texture_array_layers`.
     ///
     /// Nothing changes on error.
