@@ -23,10 +23,46 @@ pub struct BlendLayer<'a> {
     pub joint_weights: Option<&'a [Vec4]>,
 }
 
-/// The threshold for crossfades whose two layer weights sum to one (`1 - alpha` and `alpha`), as the pose pool's
-/// buckets and crowd-frame's unique instances blend: the rest pose never fills in, and any positive value below one
-/// gives the same result.
-pub const CROSSFADE_THRESHOLD: f32 = 0.1;
+/// The threshold of [`crossfade`]: its two layer weights sum to one, so the rest pose never fills in, and any
+/// positive value below one gives the same result.
+const CROSSFADE_THRESHOLD: f32 = 0.1;
+
+/// A crossfade from `from` to `to` into `output`: the two-layer [`BlendingJob`] with weights `1 - weight` and
+/// `weight` and a threshold of 0.1 (the weights sum to one, so the rest pose never fills in), as the pose pool's crossfade buckets, crowd-frame's unique
+/// instances and its reference blend. Never allocates.
+///
+/// # Errors
+///
+/// As [`BlendingJob::validate`]: a layer shorter than `output` or `rest_pose` shorter than `output`, or a `weight`
+/// outside `[0, 1]` or not finite (a layer weight that is negative or not finite).
+pub fn crossfade(
+    from: &[SoaTransform],
+    to: &[SoaTransform],
+    weight: f32,
+    rest_pose: &[SoaTransform],
+    output: &mut [SoaTransform],
+) -> Result<()> {
+    let layers = [
+        BlendLayer {
+            transform: from,
+            weight: 1.0 - weight,
+            joint_weights: None,
+        },
+        BlendLayer {
+            transform: to,
+            weight,
+            joint_weights: None,
+        },
+    ];
+    BlendingJob {
+        layers: &layers,
+        additive: &[],
+        rest_pose,
+        threshold: CROSSFADE_THRESHOLD,
+        output,
+    }
+    .run()
+}
 
 /// Blends normal layers by weight, falls back to the rest pose where the total weight is under `threshold`,
 /// then applies additive layers on top.
@@ -483,6 +519,45 @@ mod tests {
             .run()
             .expect("valid job");
             assert_pose_close(&output, want);
+        }
+    }
+
+    /// `crossfade` is the two-layer job, bit for bit, at the ends and in between; a weight past `[0, 1]` or NaN is
+    /// refused as a layer weight.
+    #[test]
+    fn crossfade_is_the_two_layer_job_and_refuses_weights_past_one() {
+        let (a, b, rest) = (pose(0.0), pose(3.0), pose(-7.0));
+        for w in [0.0, 0.3, 0.5, 1.0] {
+            let layers = [
+                BlendLayer {
+                    transform: &a,
+                    weight: 1.0 - w,
+                    joint_weights: None,
+                },
+                BlendLayer {
+                    transform: &b,
+                    weight: w,
+                    joint_weights: None,
+                },
+            ];
+            let mut want = [SoaTransform::IDENTITY; 2];
+            BlendingJob {
+                layers: &layers,
+                additive: &[],
+                rest_pose: &rest,
+                threshold: 0.1,
+                output: &mut want,
+            }
+            .run()
+            .expect("valid job");
+            let mut got = [SoaTransform::IDENTITY; 2];
+            crossfade(&a, &b, w, &rest, &mut got).expect("valid crossfade");
+            assert_eq!(got, want, "weight {w}");
+        }
+        let mut out = [SoaTransform::IDENTITY; 2];
+        for w in [1.5, -0.5, f32::NAN] {
+            let err = crossfade(&a, &b, w, &rest, &mut out).expect_err("a weight outside [0, 1]");
+            assert!(err.to_string().contains("layers"), "{w}: {err}");
         }
     }
 

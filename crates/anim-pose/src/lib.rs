@@ -65,7 +65,7 @@ mod skeleton;
 mod soa;
 mod transform;
 
-pub use blending_job::{BlendLayer, BlendingJob, CROSSFADE_THRESHOLD};
+pub use blending_job::{BlendLayer, BlendingJob, crossfade};
 pub use clip::{Channel, ChannelValues, Clip, Interpolation, Property};
 pub use error::{Error, Result};
 #[cfg(feature = "gltf")]

@@ -26,8 +26,7 @@ use glam::Affine3A;
 use rayon::prelude::*;
 
 use crate::{
-    BlendLayer, BlendingJob, Error, LocalToModelJob, Result, RuntimeClip, SamplingJob, Skeleton, SoaTransform,
-    num_soa_joints, pack_soa,
+    Error, LocalToModelJob, Result, RuntimeClip, SamplingJob, Skeleton, SoaTransform, num_soa_joints, pack_soa,
 };
 
 mod crossfade;
@@ -615,26 +614,7 @@ impl<'a> PosePool<'a> {
             .run()?;
             let b_slot = table[to].first_slot as usize + s;
             let w = f32::from(b.level) / (levels - 1) as f32;
-            let layers = [
-                BlendLayer {
-                    transform: scratch,
-                    weight: 1.0 - w,
-                    joint_weights: None,
-                },
-                BlendLayer {
-                    transform: &clip_local[b_slot * soa..(b_slot + 1) * soa],
-                    weight: w,
-                    joint_weights: None,
-                },
-            ];
-            BlendingJob {
-                layers: &layers,
-                additive: &[],
-                rest_pose: rest,
-                threshold: crate::CROSSFADE_THRESHOLD,
-                output: local,
-            }
-            .run()?;
+            crate::crossfade(scratch, &clip_local[b_slot * soa..(b_slot + 1) * soa], w, rest, local)?;
             LocalToModelJob {
                 skeleton,
                 input: local,

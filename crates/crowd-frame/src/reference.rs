@@ -3,7 +3,7 @@
 //! (`PosePool::map_instances_scalar`, one instance per call) and
 //! `skin_pack::palette_from_model`. It allocates and is slow; never call it per frame in a game.
 
-use anim_pose::{BlendLayer, BlendingJob, LocalToModelJob, SamplingJob, SlotRef, SoaTransform, num_soa_joints};
+use anim_pose::{LocalToModelJob, SamplingJob, SlotRef, SoaTransform, crossfade, num_soa_joints};
 use crowd_cull::Tier;
 use glam::Affine3A;
 use skin_pack::{PaletteFormat, palette_from_model};
@@ -94,26 +94,7 @@ pub fn reference_frame<F: PaletteFormat>(frame: &CrowdFrame<'_, F>) -> Result<Re
                             output: &mut b,
                         }
                         .run()?;
-                        let layers = [
-                            BlendLayer {
-                                transform: &a,
-                                weight: 1.0 - anim.fade_weight,
-                                joint_weights: None,
-                            },
-                            BlendLayer {
-                                transform: &b,
-                                weight: anim.fade_weight,
-                                joint_weights: None,
-                            },
-                        ];
-                        BlendingJob {
-                            layers: &layers,
-                            additive: &[],
-                            rest_pose: &rest,
-                            threshold: anim_pose::CROSSFADE_THRESHOLD,
-                            output: &mut local,
-                        }
-                        .run()?;
+                        crossfade(&a, &b, anim.fade_weight, &rest, &mut local)?;
                     }
                 }
                 let mut model = vec![Affine3A::IDENTITY; skeleton.joint_count()];

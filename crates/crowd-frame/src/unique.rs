@@ -1,6 +1,6 @@
 //! The unique tier: each unique instance's own pose, sampled, crossfaded and converted to model space.
 
-use anim_pose::{BlendLayer, BlendingJob, LocalToModelJob, PosePool, SamplingJob, SoaTransform, num_soa_joints};
+use anim_pose::{LocalToModelJob, PosePool, SamplingJob, SoaTransform, crossfade, num_soa_joints};
 use crowd_cull::AnimState;
 use glam::Affine3A;
 use rayon::prelude::*;
@@ -79,26 +79,7 @@ pub(crate) fn animate_unique(
                     }
                     .run()?;
                     let w = anim.fade_weight;
-                    let layers = [
-                        BlendLayer {
-                            transform: a,
-                            weight: 1.0 - w,
-                            joint_weights: None,
-                        },
-                        BlendLayer {
-                            transform: b,
-                            weight: w,
-                            joint_weights: None,
-                        },
-                    ];
-                    BlendingJob {
-                        layers: &layers,
-                        additive: &[],
-                        rest_pose: rest,
-                        threshold: anim_pose::CROSSFADE_THRESHOLD,
-                        output: blend,
-                    }
-                    .run()?;
+                    crossfade(a, b, w, rest, blend)?;
                     blend
                 }
             };
