@@ -479,9 +479,13 @@ impl<P: FramePacket> FrameExchange<P> {
             let newest = self.policy == Overrun::DropOldest;
             if let Some((index, frame)) = self.ready_slot(&state, newest, None) {
                 if newest {
+                    // Fold oldest first, each into the next newer ready frame, so that the frames' changes reach the
+                    // newest in publication order (a frame folded later must not land in front of an older one).
                     let mut freed = false;
-                    while let Some((old, _)) = self.ready_slot(&state, false, Some(index)) {
-                        self.drop_into(&mut state, old, index);
+                    while let Some((old, _)) = self.ready_slot(&state, false, Some(index))
+                        && let Some((next, _)) = self.ready_slot_after(&state, old)
+                    {
+                        self.drop_into(&mut state, old, next);
                         freed = true;
                     }
                     if freed && state.waiting_writers > 0 {
@@ -656,16 +660,19 @@ impl<P: FramePacket> Deref for ReadGuard<'_, P> {
 mod tests {
     use super::*;
 
-    /// A packet that records which frames it absorbed.
+    /// A packet that records which frames it absorbed, and in which order their changes now apply: like
+    /// crowd-frame's resident changes, a dropped frame's changes go in front of the absorbing frame's.
     #[derive(Debug, Default)]
     struct Packet {
         value: u64,
         absorbed: u64,
+        changes: Vec<u64>,
     }
 
     impl FramePacket for Packet {
         fn absorb_dropped(&mut self, dropped: &Self) {
             self.absorbed += 1 + dropped.absorbed;
+            self.changes.splice(0..0, dropped.changes.iter().copied());
         }
     }
 
@@ -751,5 +758,36 @@ mod tests {
         // Frame 4 absorbed frame 3, which had absorbed 2, which had absorbed 1, which had absorbed 0.
         assert_eq!(r.absorbed, 4);
         assert_eq!(ex.stats().dropped, 4);
+    }
+
+    #[test]
+    fn frames_dropped_by_a_read_fold_in_publication_order() {
+        // Three frames wait unread; the reader takes the newest and drops the two older ones. Their changes must
+        // reach it oldest first, so that a later change of the same thing wins (frame 1 moves an instance to
+        // x = -1, frame 2 to x = -2: the GPU must end at -2).
+        let ex = FrameExchange::new(packets(3), Overrun::DropOldest).expect("three packets");
+        for v in 0..3 {
+            let mut w = ex.try_begin_write().expect("open").expect("never blocks");
+            w.value = v;
+            w.absorbed = 0;
+            w.changes.clear();
+            w.changes.push(v);
+            w.publish();
+        }
+        let r = ex.begin_read().expect("a frame");
+        assert_eq!((r.frame(), r.skipped()), (2, 2));
+        assert_eq!(r.changes, [0, 1, 2], "the dropped frames' changes, oldest first");
+        drop(r);
+        // The same when the writer drops (a full exchange) and the reader drops afterwards.
+        for v in 3..8 {
+            let mut w = ex.try_begin_write().expect("open").expect("never blocks");
+            w.absorbed = 0;
+            w.changes.clear();
+            w.changes.push(v);
+            w.publish();
+        }
+        let r = ex.begin_read().expect("a frame");
+        assert_eq!(r.frame(), 7);
+        assert_eq!(r.changes, [3, 4, 5, 6, 7]);
     }
 }
