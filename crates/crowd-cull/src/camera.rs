@@ -7,21 +7,39 @@ use crate::error::{Error, Result};
 
 /// What culling needs of a camera.
 ///
-/// Validity rules ([`CullCamera::validate`]): every value is finite; every plane's normal (`xyz`) has unit
-/// length (within 1e-3); `proj_scale > 0`.
+/// Validity rules ([`CullCamera::validate`]): every value is finite; every frustum plane's normal (`xyz`) has
+/// unit length (within 1e-3); the depth plane's normal has unit length (within 1e-3), or the depth plane is
+/// exactly [`CullCamera::ORTHOGRAPHIC_DEPTH`] `(0, 0, 0, 1)`; `proj_scale > 0`.
+///
+/// Every culling path (the SIMD kernel, the plain twins, [`InstanceStore::pick_nearest`] and the GPU's twin)
+/// computes a sphere's depth as `dot(depth_plane.xyz, centre) + depth_plane.w` and its screen size as
+/// `radius * proj_scale / depth`. An orthographic camera's depth plane `(0, 0, 0, 1)` makes that depth 1
+/// everywhere, so the same arithmetic gives its screen size `radius * proj_scale`, independent of distance.
+///
+/// [`InstanceStore::pick_nearest`]: crate::InstanceStore::pick_nearest
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CullCamera {
     /// The frustum planes `(n, d)`, normals pointing inwards: a point `p` is inside when `n·p + d >= 0` for
     /// all six. Order: left, right, bottom, top, near, far (any order works).
     pub planes: [Vec4; 6],
-    /// `(forward, -forward·eye)`: `dot(depth_plane.xyz, p) + depth_plane.w` is `p`'s view depth.
+    /// `dot(depth_plane.xyz, p) + depth_plane.w` is the depth that divides `p`'s screen size.
+    ///
+    /// For a perspective camera it is `(forward, -forward·eye)`, a unit normal: that dot product is `p`'s view
+    /// depth. For an orthographic camera it is [`CullCamera::ORTHOGRAPHIC_DEPTH`] `(0, 0, 0, 1)`: the depth is 1
+    /// everywhere, since an orthographic projection does not shrink with distance.
     pub depth_plane: Vec4,
-    /// `1 / tan(fov_y / 2)`: a sphere of radius `r` at depth `z` has screen size `r * proj_scale / z`,
-    /// its projected diameter as a fraction of the viewport height.
+    /// The projection's vertical scale (the view-to-clip matrix's `y_axis.y`), so that a sphere of radius `r` at
+    /// depth `z` has screen size `r * proj_scale / z`, its projected diameter as a fraction of the viewport
+    /// height: `1 / tan(fov_y / 2)` for a perspective camera, `2 / view_height` for an orthographic one (whose
+    /// depth is 1).
     pub proj_scale: f32,
 }
 
 impl CullCamera {
+    /// The depth plane of an orthographic camera: a zero normal and `w = 1`, so that every point's depth is 1 and
+    /// its screen size `radius * proj_scale` (see the type's docs).
+    pub const ORTHOGRAPHIC_DEPTH: Vec4 = Vec4::W;
+
     /// Extracts the planes of a view-projection matrix with wgpu's clip-space depth range `[0, 1]`
     /// (as made by `Mat4::perspective_rh`, or reversed as engines such as Bevy make them), normalised. `forward` is
     /// normalised here.
@@ -29,8 +47,16 @@ impl CullCamera {
     /// An infinite projection (`Mat4::perspective_infinite_reverse_rh`) has no far plane: its depth row gives a
     /// plane without a normal, which is replaced by the other depth plane, so that the frustum is the four sides and
     /// the near plane.
+    ///
+    /// An orthographic matrix (its w row is `(0, 0, 0, w)` with `w > 0`, up to rounding: the normal is below 1e-6
+    /// of the x and y rows' normals) gets the depth plane [`CullCamera::ORTHOGRAPHIC_DEPTH`], and `eye` and
+    /// `forward` are not used; pass the projection's `y_axis.y` as `proj_scale` (`2 / view_height`).
     pub fn from_view_proj(view_proj: Mat4, eye: Vec3, forward: Vec3, proj_scale: f32) -> Self {
         let (r0, r1, r2, r3) = (view_proj.row(0), view_proj.row(1), view_proj.row(2), view_proj.row(3));
+        // A perspective w row carries the view direction (a normal about as long as the x and y rows'); an
+        // orthographic one is the view matrix's affine row `(0, 0, 0, 1)`, scaled at most.
+        let orthographic =
+            r3.w > 0.0 && r3.truncate().length() <= 1e-6 * (r0.truncate().length() + r1.truncate().length());
         let raw = [r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, r3 - r2];
         let mut planes = raw.map(|p| {
             let l = p.truncate().length();
@@ -42,10 +68,15 @@ impl CullCamera {
         } else if degenerate(planes[5]) {
             planes[5] = planes[4];
         }
-        let f = forward.normalize_or_zero();
+        let depth_plane = if orthographic {
+            Self::ORTHOGRAPHIC_DEPTH
+        } else {
+            let f = forward.normalize_or_zero();
+            f.extend(-f.dot(eye))
+        };
         Self {
             planes,
-            depth_plane: f.extend(-f.dot(eye)),
+            depth_plane,
             proj_scale,
         }
     }
@@ -61,7 +92,8 @@ impl CullCamera {
             }
         }
         let d = self.depth_plane;
-        if !d.is_finite() || (d.truncate().length() - 1.0).abs() > 1e-3 {
+        let unit = (d.truncate().length() - 1.0).abs() <= 1e-3;
+        if !d.is_finite() || !(unit || d == Self::ORTHOGRAPHIC_DEPTH) {
             return Err(Error::Camera {
                 what: "depth plane",
                 index: 0,
@@ -76,7 +108,9 @@ impl CullCamera {
         Ok(())
     }
 
-    /// The screen size of a sphere (see the type's docs); infinite when the centre is at or behind the eye.
+    /// The screen size of a sphere, `radius * proj_scale / depth` (see the type's docs): its projected diameter
+    /// as a fraction of the viewport height. Infinite when the centre is at or behind the eye of a perspective
+    /// camera; `radius * proj_scale` for an orthographic camera (depth 1), wherever the sphere is.
     pub fn screen_size(&self, centre: Vec3, radius: f32) -> f32 {
         let z = self.depth_plane.truncate().dot(centre) + self.depth_plane.w;
         if z <= 0.0 {
@@ -141,6 +175,66 @@ mod tests {
                 (cam.planes[i] - finite.planes[i]).abs().max_element() < 1e-4,
                 "plane {i}"
             );
+        }
+    }
+
+    #[test]
+    fn an_orthographic_matrix_gets_depth_one_and_sizes_independent_of_distance() {
+        // A sun camera 40 units above the origin looking down, 20 high and 30 wide, reaching 10 behind its eye.
+        let view = glam::camera::rh::view::look_at_mat4(Vec3::new(0.0, 40.0, 0.0), Vec3::ZERO, Vec3::NEG_Z);
+        let proj = glam::camera::rh::proj::directx::orthographic(-15.0, 15.0, -10.0, 10.0, -10.0, 100.0);
+        let cam = CullCamera::from_view_proj(proj * view, Vec3::new(0.0, 40.0, 0.0), Vec3::NEG_Y, proj.y_axis.y);
+        assert_eq!(cam.validate(), Ok(()));
+        assert_eq!(cam.depth_plane, CullCamera::ORTHOGRAPHIC_DEPTH);
+        assert!((cam.proj_scale - 0.1).abs() < 1e-7, "2 / height");
+        let inside = |p: Vec3| cam.planes.iter().all(|pl| pl.truncate().dot(p) + pl.w >= 0.0);
+        // The box: x in [-15, 15], z in [-10, 10] (up is -z), y from 50 (10 behind the eye) down to -60.
+        assert!(inside(Vec3::new(14.9, 0.0, 9.9)) && inside(Vec3::new(-14.9, -59.0, -9.9)));
+        assert!(
+            inside(Vec3::new(0.0, 49.0, 0.0)),
+            "behind the eye, inside the depth range"
+        );
+        assert!(!inside(Vec3::new(15.1, 0.0, 0.0)) && !inside(Vec3::new(-15.1, 0.0, 0.0)));
+        assert!(!inside(Vec3::new(0.0, 0.0, 10.1)) && !inside(Vec3::new(0.0, 0.0, -10.1)));
+        assert!(!inside(Vec3::new(0.0, 50.1, 0.0)) && !inside(Vec3::new(0.0, -60.1, 0.0)));
+        // A sphere of radius 1 is a tenth of the view's height wherever it is, even behind the eye.
+        for y in [45.0, 39.0, 0.0, -59.0] {
+            assert_eq!(cam.screen_size(Vec3::new(3.0, y, -2.0), 1.0), 0.1, "at y = {y}");
+        }
+    }
+
+    #[test]
+    fn a_perspective_camera_far_from_the_origin_is_not_orthographic() {
+        // Its w row is (forward, -forward·eye) with |forward·eye| = 1e7: tiny relative to w, not to the other rows.
+        let eye = Vec3::new(0.0, 0.0, 1.0e7);
+        let cam = FrameCamera::perspective(eye, eye + Vec3::NEG_Z, Vec3::Y, 1.0, 1.5, 0.1, 100.0).cull_camera();
+        assert_eq!(cam.validate(), Ok(()));
+        assert!(
+            (cam.depth_plane.truncate() - Vec3::NEG_Z).length() < 1e-6,
+            "{}",
+            cam.depth_plane
+        );
+    }
+
+    #[test]
+    fn only_the_orthographic_depth_plane_may_lack_a_normal() {
+        let ok = FrameCamera::perspective(Vec3::ZERO, Vec3::NEG_Z, Vec3::Y, 1.0, 1.5, 0.1, 100.0).cull_camera();
+        let with = |depth_plane| CullCamera { depth_plane, ..ok };
+        assert_eq!(with(CullCamera::ORTHOGRAPHIC_DEPTH).validate(), Ok(()));
+        assert_eq!(with(Vec4::new(-0.0, 0.0, -0.0, 1.0)).validate(), Ok(()), "signed zeros");
+        let depth_plane = Err(Error::Camera {
+            what: "depth plane",
+            index: 0,
+        });
+        for bad in [
+            Vec4::ZERO,
+            Vec4::new(0.0, 0.0, 0.0, 2.0),
+            Vec4::new(0.0, 0.0, 0.0, -1.0),
+            Vec4::new(0.0, 0.0, 0.0, 1.0 + 1e-6),
+            Vec4::new(0.5, 0.0, 0.0, 1.0),
+            Vec4::new(0.0, 0.0, 0.0, f32::NAN),
+        ] {
+            assert_eq!(with(bad).validate(), depth_plane, "{bad}");
         }
     }
 

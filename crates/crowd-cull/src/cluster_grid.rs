@@ -186,6 +186,16 @@ impl ClusterGrid {
         self.heads[b] = id;
     }
 
+    /// Forgets cluster ids from `count` on (unlinking any that are filed), as if they had never been reserved;
+    /// the table keeps its size.
+    pub(crate) fn truncate(&mut self, count: usize) {
+        for id in count..self.links.len() {
+            self.unlink(id as u32);
+        }
+        self.links.truncate(count);
+        self.nodes.truncate(count);
+    }
+
     /// Removes cluster `id` from the grid (no-op when it is not linked).
     pub(crate) fn unlink(&mut self, id: u32) {
         let l = self.links[id as usize];

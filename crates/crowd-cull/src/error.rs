@@ -81,13 +81,35 @@ pub enum Error {
         /// The limit's value.
         limit: usize,
     },
-    /// A culling camera plane or parameter is NaN, infinite or degenerate.
+    /// A camera plane or parameter is NaN, infinite or degenerate.
     #[error("camera {what} (index {index}) is NaN, infinite or degenerate")]
     Camera {
-        /// Which part: `"frustum plane"`, `"depth plane"` or `"projection scale"`.
+        /// Which part: `"frustum plane"`, `"depth plane"` or `"projection scale"` of a `CullCamera`, or the
+        /// argument of `FrameCamera::orthographic` (for example `"view height (finite, > 0)"`).
         what: &'static str,
         /// The plane's index, or 0.
         index: usize,
+    },
+    /// Inserting would open a cluster block past the store's slot limit (`InstanceStore::set_max_slots`);
+    /// nothing was inserted. Removing instances frees blocks for reuse, or the limit can be raised.
+    #[error("item {index} needs a new cluster block: {needed} slots, past the store's slot limit of {max}")]
+    SlotLimit {
+        /// The item of the batch that needed the block (0 for single operations).
+        index: usize,
+        /// The store's slot count with that block.
+        needed: usize,
+        /// The store's slot limit (`InstanceStore::max_slots`).
+        max: usize,
+    },
+    /// A slot limit below the slots the store already holds, or above `MAX_SLOTS`.
+    #[error("slot limit {asked} is outside {min}..={max} (the store's slot count ..= MAX_SLOTS)")]
+    MaxSlots {
+        /// The limit asked for.
+        asked: usize,
+        /// The store's slot count: the smallest limit it accepts.
+        min: usize,
+        /// `MAX_SLOTS`: the largest limit it accepts.
+        max: usize,
     },
     /// A cache or output was prepared for a different store shape; call `prepare` again.
     #[error("{what} was prepared for a different store (call prepare before run)")]

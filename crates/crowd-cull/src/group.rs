@@ -16,7 +16,8 @@ use crate::limits::{MAX_HYSTERESIS, MAX_LODS, RATE_COUNT, TIER_COUNT};
 /// What a draw group is: its mesh and material, its clips' animated bounds, and its LOD and tier thresholds.
 ///
 /// Screen size is the projected diameter of an instance's culling sphere as a fraction of the viewport
-/// height: `radius * proj_scale / view_depth` with `proj_scale = 1 / tan(fov_y / 2)`.
+/// height: `radius * proj_scale / view_depth` with `proj_scale = 1 / tan(fov_y / 2)`, or `radius * proj_scale`
+/// with `proj_scale = 2 / view_height` for an orthographic camera (a sun's), at any distance.
 /// All thresholds are screen sizes, positive, finite and strictly decreasing: an instance whose screen size
 /// falls below `lod_thresholds[i]` is at LOD `i + 1` or coarser. The same rule picks the tier from
 /// `tier_thresholds` (unique, pooled, baked, VAT) and the update-rate divisor from `rate_thresholds`
@@ -198,6 +199,9 @@ pub(crate) struct Cluster {
     /// Every member's tier state is already the hidden state (the last cull found the cluster outside and no
     /// member joined since), so culling it outside again writes nothing.
     pub(crate) hidden_clean: bool,
+    /// The `add_many` now running has saved the cluster's state from before its first change, for a rollback
+    /// (always false between calls).
+    pub(crate) saved: bool,
     /// Members further than `R` from the centre, counted by the last refit.
     pub(crate) drifters: u32,
 }
@@ -212,6 +216,7 @@ impl Cluster {
         refit: false,
         moved: false,
         hidden_clean: false,
+        saved: false,
         drifters: 0,
     };
 
@@ -450,6 +455,42 @@ impl Group {
         self.free_clusters
             .reserve(clusters.saturating_sub(self.free_clusters.len()));
         id as u32
+    }
+
+    /// Drops the cluster blocks from `count` on, which must be empty (deleted): the inverse of the
+    /// [`Group::alloc_cluster`] calls that appended them. They leave the free list and the grid (the caller
+    /// takes them out of the refit queue), every per-slot array is cut to `count * C` slots, and the changed-slot
+    /// bits past the last slot are cleared.
+    pub(crate) fn trim_clusters(&mut self, count: usize) {
+        debug_assert!(
+            self.clusters[count.min(self.clusters.len())..]
+                .iter()
+                .all(|c| c.len == 0)
+        );
+        if count >= self.clusters.len() {
+            return;
+        }
+        let n = count * self.cap;
+        self.clusters.truncate(count);
+        self.free_clusters.retain(|&k| (k as usize) < count);
+        debug_assert!(self.dirty.iter().all(|&k| (k as usize) < count));
+        self.grid.truncate(count);
+        self.spheres.truncate(n / 4);
+        self.offset.truncate(n);
+        self.position.truncate(n);
+        self.rotation.truncate(n);
+        self.scale.truncate(n);
+        self.anim.truncate(n);
+        self.custom.truncate(n);
+        self.flags.truncate(n);
+        self.state.truncate(n);
+        self.owner.truncate(n);
+        self.changed.truncate(n.div_ceil(64));
+        if !n.is_multiple_of(64)
+            && let Some(last) = self.changed.last_mut()
+        {
+            *last &= (1u64 << (n % 64)) - 1;
+        }
     }
 
     /// Writes a new member into cluster `k` and returns its slot. The description must be valid and the

@@ -25,6 +25,9 @@
 //! [`InstanceStore::add`] and [`InstanceStore::add_many`], and in [`InstanceStore::maintain`], whose
 //! reassignments start clusters for instances that moved away from theirs (a large bulk move followed by
 //! `maintain` does). Moves themselves never open a cluster.
+//! [`InstanceStore::set_max_slots`] caps the slot count (for example at what a renderer can bind): past it an add
+//! that needs a new cluster fails with [`Error::SlotLimit`] and changes nothing, and `maintain` leaves a drifting
+//! instance where it is; removals free clusters for reuse.
 //! [`CullingCache::prepare`] and [`CullOutput::prepare`] must therefore run before every [`CullingJob::run`] that
 //! follows any of those; a frame step calls them every frame, since they allocate only when the store grew.
 //! `run` reports a missed one as [`Error::NotPrepared`] and changes nothing.

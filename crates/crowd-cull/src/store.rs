@@ -14,7 +14,9 @@ mod bulk_move;
 mod crud;
 mod invariants;
 mod maintain;
+mod rebase;
 mod refit;
+mod slot_limit;
 mod validation;
 
 #[cfg(test)]
@@ -25,9 +27,9 @@ use std::collections::VecDeque;
 use glam::{Quat, Vec3, Vec4};
 
 use crate::error::{Error, Result};
-use crate::group::{Group, GroupDesc};
+use crate::group::{Cluster, Group, GroupDesc};
 use crate::instance::{AnimState, GroupId, Handle, Instance, InstanceDesc, TierState};
-use crate::limits::MAX_CLUSTER_CAPACITY;
+use crate::limits::{MAX_CLUSTER_CAPACITY, MAX_SLOTS};
 
 /// How instances are clustered.
 ///
@@ -133,8 +135,12 @@ pub struct InstanceStore {
     refit_list: Vec<u32>,
     /// Scratch for bulk moves: each move's slot.
     move_slots: Vec<u32>,
+    /// Scratch for an `add_many` that may have to roll back: each touched cluster's state before the batch.
+    saved_clusters: Vec<(u32, Cluster)>,
     live: usize,
     slots: usize,
+    /// The most slots the store may hold (see [`InstanceStore::set_max_slots`]).
+    max_slots: usize,
 }
 
 impl InstanceStore {
@@ -166,8 +172,10 @@ impl InstanceStore {
             reassign: VecDeque::new(),
             refit_list: Vec::new(),
             move_slots: Vec::new(),
+            saved_clusters: Vec::new(),
             live: 0,
             slots: 0,
+            max_slots: MAX_SLOTS,
         })
     }
 
@@ -224,7 +232,7 @@ impl InstanceStore {
 
     /// The number of storage slots of all groups together: clusters times their capacity, about two per instance
     /// in a typical crowd. It only grows, on adds and in [`InstanceStore::maintain`] (see the crate docs on when to
-    /// prepare the culling scratch).
+    /// prepare the culling scratch), and never past [`InstanceStore::max_slots`].
     pub fn slot_count(&self) -> usize {
         self.slots
     }

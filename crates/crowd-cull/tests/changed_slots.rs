@@ -1,5 +1,5 @@
 //! `InstanceStore::take_changed_slots` never loses a change: after every batch of random adds, removes, single
-//! and bulk moves, updates, animation and custom-data changes and maintenance, every slot whose kept data differs
+//! and bulk moves, updates, animation and custom-data changes, start-time rebases and maintenance, every slot whose kept data differs
 //! from a snapshot taken at the previous call lies in the reported ranges, and a crossfade's weight alone is not a
 //! change.
 
@@ -45,6 +45,7 @@ enum Op {
     Play(usize, u32),
     FadeWeight(usize),
     Custom(usize),
+    Rebase(f32),
     Maintain,
 }
 
@@ -58,6 +59,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (any::<usize>(), 0u32..3).prop_map(|(i, c)| Op::Play(i, c)),
         1 => any::<usize>().prop_map(Op::FadeWeight),
         1 => any::<usize>().prop_map(Op::Custom),
+        1 => (-100.0f32..100.0).prop_map(Op::Rebase),
         1 => Just(Op::Maintain),
     ]
 }
@@ -112,6 +114,7 @@ proptest! {
                         store.set_animation(h, &AnimState { fade_weight: w, ..a }).expect("weights");
                     }
                     Op::Custom(i) if !live.is_empty() => store.set_custom(pick(i), Vec4::new(0.5, 0.25, 1.0, 1.0)).expect("tints"),
+                    Op::Rebase(epoch) => store.rebase_start_times(g, |a| a.start_time - epoch).expect("rebases"),
                     Op::Maintain => {
                         store.maintain(MaintainBudget::default());
                     }

@@ -1,5 +1,5 @@
-//! Proves with a counting global allocator that `CullingJob::run` never allocates, and that per-frame moves
-//! and `InstanceStore::maintain` do not allocate after warm-up.
+//! Proves with a counting global allocator that `CullingJob::run` never allocates, and that per-frame moves,
+//! start-time rebases and `InstanceStore::maintain` do not allocate after warm-up.
 //!
 //! The allocator counts every thread's allocations (rayon workers included). This file holds a single test,
 //! so that no other test of the same process allocates while it measures. The frame runs inside
@@ -55,6 +55,8 @@ fn culling_and_maintenance_do_not_allocate() {
                 *p += step;
             }
             store.set_positions(&movers, &positions).expect("moves");
+            // The animation clock's epoch moves (rarely in a game; every frame here).
+            store.rebase_start_times(g, |a| a.start_time - 0.5).expect("rebases");
             store.maintain(MaintainBudget {
                 reassign: 256,
                 refit: 64,

@@ -61,6 +61,35 @@ fn make_camera((eye, dir, fov, aspect, near, far): (Vec3, Vec3, f32, f32, f32, f
     FrameCamera::perspective(eye, eye + dir, Vec3::Y, fov, aspect, near, far).cull_camera()
 }
 
+/// An orthographic camera (a sun's): eye, view direction, view height, aspect, and a depth range that may
+/// start behind the eye.
+fn ortho_camera() -> impl Strategy<Value = (Vec3, Vec3, f32, f32, f32, f32)> {
+    (
+        (-40.0f32..40.0, -5.0f32..60.0, -40.0f32..40.0),
+        (-1.0f32..1.0, -1.0f32..0.6, -1.0f32..1.0),
+        1.0f32..120.0,
+        0.4f32..2.5,
+        -20.0f32..3.0,
+        5.0f32..150.0,
+    )
+        .prop_map(|((x, y, z), (dx, dy, dz), height, aspect, near, depth)| {
+            let dir = Vec3::new(dx, dy, dz);
+            // Away from the up axis, so that `Vec3::Y` is a valid up.
+            let dir = if dir.length() < 0.1 || dir.normalize().y.abs() > 0.95 {
+                Vec3::new(1.0, -1.0, 0.3)
+            } else {
+                dir
+            };
+            (Vec3::new(x, y, z), dir, height, aspect, near, near + depth)
+        })
+}
+
+fn make_ortho((eye, dir, height, aspect, near, far): (Vec3, Vec3, f32, f32, f32, f32)) -> CullCamera {
+    FrameCamera::orthographic(eye, eye + dir, Vec3::Y, height, aspect, near, far)
+        .expect("a valid camera")
+        .cull_camera()
+}
+
 /// A deterministic pseudo-random number in [0, 1).
 fn unit(i: u32) -> f32 {
     let mut h = i.wrapping_mul(0x9E37_79B9) ^ 0x85EB_CA6B;
@@ -251,6 +280,46 @@ proptest! {
             // Hysteresis from the states just written: the camera dollies back, then forth.
             let (eye, dir, fov, aspect, near, far) = c;
             let back = make_camera((eye - dir.normalize() * dolly, dir, fov, aspect, near, far));
+            one_frame(&mut store, g, &back, &mut cache, &mut output)?;
+            one_frame(&mut store, g, &cam, &mut cache, &mut output)?;
+        }
+    }
+
+    #[test]
+    fn orthographic_culling_is_conservative_matches_the_reference_and_ignores_distance(
+        descs in prop::collection::vec(desc(), 0..400),
+        capacity in prop::sample::select(vec![4u32, 8, 16, 64]),
+        moves in prop::collection::vec((any::<prop::sample::Index>(), -6.0f32..6.0, -6.0f32..6.0), 0..80),
+        maintain in any::<bool>(),
+        cams in prop::collection::vec(ortho_camera(), 1..4),
+        dolly in 0.5f32..3.0,
+    ) {
+        let (mut store, g) = common::store(6.0, capacity);
+        let mut handles = vec![Handle::default(); descs.len()];
+        store.add_many(g, &descs, &mut handles).expect("valid adds");
+        if !handles.is_empty() {
+            for (i, dx, dz) in moves {
+                let h = handles[i.index(handles.len())];
+                let p = store.get(h).expect("live").desc.position + Vec3::new(dx, 0.0, dz);
+                store.set_position(h, p).expect("moves");
+            }
+        }
+        if maintain {
+            store.maintain(MaintainBudget::default());
+        }
+        let (mut cache, mut output) = (CullingCache::new(), CullOutput::new());
+        for c in cams {
+            let cam = make_ortho(c);
+            prop_assert_eq!(cam.depth_plane, CullCamera::ORTHOGRAPHIC_DEPTH);
+            // The screen size is the diameter over the view's height, however far the instance is.
+            for r in cull_reference_to_vec(&store, &cam) {
+                let (_, radius) = store.sphere(r.handle).expect("live");
+                prop_assert_eq!(r.screen_size, radius * cam.proj_scale);
+            }
+            one_frame(&mut store, g, &cam, &mut cache, &mut output)?;
+            // The camera backs off along its axis (its box moves, sizes stay), then returns.
+            let (eye, dir, height, aspect, near, far) = c;
+            let back = make_ortho((eye - dir.normalize() * dolly, dir, height, aspect, near, far));
             one_frame(&mut store, g, &back, &mut cache, &mut output)?;
             one_frame(&mut store, g, &cam, &mut cache, &mut output)?;
         }

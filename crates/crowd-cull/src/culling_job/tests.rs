@@ -190,3 +190,52 @@ fn clusters_in_one_level_band_get_their_levels_in_bulk_as_the_reference_does() {
         .state;
     assert_eq!((st.lod, st.tier(), st.rate_log2), (1, crate::Tier::Baked, 2));
 }
+
+/// An orthographic camera `height` high looking at the crowd of [`crowd`] along -z from `distance` metres.
+fn orthographic(distance: f32, height: f32) -> CullCamera {
+    let eye = Vec3::new(0.0, 1.0, distance);
+    FrameCamera::orthographic(eye, Vec3::new(0.0, 1.0, 0.0), Vec3::Y, height, 1.0, 0.1, 10_000.0)
+        .expect("a valid camera")
+        .cull_camera()
+}
+
+#[test]
+fn orthographic_cameras_size_by_height_alone_in_bulk_and_per_instance_as_the_reference_does() {
+    let mut store = crowd();
+    // (height, some cluster straddles a band edge, every cluster lies in one band); each from near and far.
+    let rows = [(24.0, true, false), (1_000.0, false, true), (120.0, false, true)];
+    for (height, straddles, uniform) in rows {
+        for distance in [40.0, 3_000.0] {
+            let cam = orthographic(distance, height);
+            assert!((cam.proj_scale - 2.0 / height).abs() <= 1e-7 * cam.proj_scale);
+            let bulk = uniform_clusters(&store, &cam);
+            assert!(
+                !straddles || bulk.iter().any(|u| !u),
+                "height {height}: no cluster straddles"
+            );
+            assert!(
+                !uniform || bulk.iter().all(|&u| u),
+                "height {height}: a cluster straddles"
+            );
+            // The diameter over the height, whatever the distance.
+            for r in cull_reference_to_vec(&store, &cam) {
+                let (_, radius) = store.sphere(r.handle).expect("live");
+                assert_eq!(
+                    r.screen_size,
+                    radius * cam.proj_scale,
+                    "height {height}, distance {distance}"
+                );
+            }
+            assert_eq!(
+                cull_and_compare(&mut store, &cam),
+                256,
+                "height {height}, distance {distance}"
+            );
+        }
+    }
+    let st = store
+        .get(store.live_handles().next().expect("live"))
+        .expect("live")
+        .state;
+    assert_eq!((st.lod, st.tier(), st.rate_log2), (1, crate::Tier::Baked, 2));
+}

@@ -5,18 +5,32 @@ use glam::{Vec3, Vec4};
 
 use super::{HandleEntry, InstanceStore};
 use crate::error::{Error, Result};
+use crate::group::Cluster;
 use crate::instance::{AnimState, GroupId, Handle, InstanceDesc, TierState};
 
 impl InstanceStore {
     /// Adds one instance to group `g` and returns its handle. On error nothing changes.
+    ///
+    /// # Errors
+    ///
+    /// A bad description (see [`InstanceDesc`]), an unknown group, or [`Error::SlotLimit`] when the instance
+    /// would need a new cluster block past [`InstanceStore::max_slots`] (no cluster within the radius has room and
+    /// no deleted block is free).
     pub fn add(&mut self, g: GroupId, desc: &InstanceDesc) -> Result<Handle> {
         self.check_desc(g, desc, 0)?;
         self.check_room(1)?;
-        Ok(self.insert_unchecked(g, desc))
+        self.insert(g, desc, 0, None)
     }
 
     /// Adds `descs.len()` instances to group `g`, writing their handles to `handles` (the same length).
     /// Every description is checked first: on error nothing is added.
+    ///
+    /// When even a new cluster block per instance stays within [`InstanceStore::max_slots`], the instances go in
+    /// one after the other. Otherwise they still do, and the first that would need a block past the limit fails
+    /// the batch with [`Error::SlotLimit`]: everything the batch inserted is rolled back (the live instances,
+    /// their slots and data, the slot count, the handle table and its free list, the clusters and their free
+    /// list are as before; generations of reused handles advance, and the changed-slot bits of slots the batch
+    /// wrote may stay set). So a batch fails only when it really needs more slots than the limit leaves.
     pub fn add_many(&mut self, g: GroupId, descs: &[InstanceDesc], handles: &mut [Handle]) -> Result<()> {
         if handles.len() != descs.len() {
             return Err(Error::BufferSize {
@@ -29,17 +43,55 @@ impl InstanceStore {
             self.check_desc(g, d, i)?;
         }
         self.check_room(descs.len())?;
-        for (d, h) in descs.iter().zip(handles.iter_mut()) {
-            *h = self.insert_unchecked(g, d);
+        if self.fits_worst_case(descs.len()) {
+            // The cheap bound: no insertion can reach the limit.
+            for (i, (d, h)) in descs.iter().zip(handles.iter_mut()).enumerate() {
+                *h = self.insert(g, d, i, None)?;
+            }
+            return Ok(());
         }
-        Ok(())
+        self.add_many_exact(g, descs, handles)
     }
 
-    fn insert_unchecked(&mut self, g: GroupId, desc: &InstanceDesc) -> Handle {
+    /// Inserts one valid description into group `g`: into the nearest cluster within the radius that has room,
+    /// else a deleted block, else a new block if the slot limit allows it; past the limit it fails with
+    /// [`Error::SlotLimit`] naming item `index`, and nothing changes. With `saved`, the state of the cluster it
+    /// joins is pushed there the first time the batch changes it (see [`Cluster::saved`]).
+    pub(super) fn insert(
+        &mut self,
+        g: GroupId,
+        desc: &InstanceDesc,
+        index: usize,
+        saved: Option<&mut Vec<(u32, Cluster)>>,
+    ) -> Result<Handle> {
         let desc = InstanceDesc {
             rotation: desc.rotation.normalize(),
             ..*desc
         };
+        let grp = &mut self.groups[g.0 as usize];
+        let k = match grp.find_cluster(desc.position, u32::MAX) {
+            Some(k) => k,
+            None => {
+                if grp.free_clusters.is_empty() && self.slots + grp.cap > self.max_slots {
+                    return Err(Error::SlotLimit {
+                        index,
+                        needed: self.slots + grp.cap,
+                        max: self.max_slots,
+                    });
+                }
+                let before = grp.slot_count();
+                let k = grp.alloc_cluster();
+                self.slots += grp.slot_count() - before;
+                k
+            }
+        };
+        if let Some(saved) = saved {
+            let c = &mut grp.clusters[k as usize];
+            if !c.saved {
+                saved.push((k, *c));
+                c.saved = true;
+            }
+        }
         let index = match self.free_handles.pop() {
             Some(i) => i,
             None => {
@@ -60,26 +112,16 @@ impl InstanceStore {
                 (self.handles.len() - 1) as u32
             }
         };
-        let grp = &mut self.groups[g.0 as usize];
-        let k = match grp.find_cluster(desc.position, u32::MAX) {
-            Some(k) => k,
-            None => {
-                let before = grp.slot_count();
-                let k = grp.alloc_cluster();
-                self.slots += grp.slot_count() - before;
-                k
-            }
-        };
-        let slot = grp.push_member(k, &desc, TierState::HIDDEN, index);
+        let slot = self.groups[g.0 as usize].push_member(k, &desc, TierState::HIDDEN, index);
         let e = &mut self.handles[index as usize];
         e.generation = e.generation.wrapping_add(1) | 1;
         e.group = g.0;
         e.slot = slot as u32;
         self.live += 1;
-        Handle {
+        Ok(Handle {
             index,
             generation: e.generation,
-        }
+        })
     }
 
     /// Removes one instance. A stale handle is an error and changes nothing.
@@ -123,7 +165,7 @@ impl InstanceStore {
         Ok(())
     }
 
-    fn remove_unchecked(&mut self, index: u32, e: HandleEntry) {
+    pub(super) fn remove_unchecked(&mut self, index: u32, e: HandleEntry) {
         let grp = &mut self.groups[e.group as usize];
         if let Some(moved) = grp.remove_member(e.slot as usize) {
             self.handles[moved as usize].slot = e.slot;

@@ -9,7 +9,6 @@ use super::refit::refit_group;
 use super::{HandleEntry, InstanceStore, MaintainBudget, MaintainStats};
 use crate::group::Group;
 use crate::instance::{Handle, InstanceDesc};
-use crate::limits::MAX_SLOTS;
 
 impl InstanceStore {
     /// Per-frame cluster maintenance, bounded by `budget`:
@@ -19,7 +18,9 @@ impl InstanceStore {
     ///    parallel on the current rayon pool.
     ///
     /// A reassignment may open a cluster and so grow [`InstanceStore::slot_count`]: prepare the culling cache and
-    /// output before the next [`crate::CullingJob::run`].
+    /// output before the next [`crate::CullingJob::run`]. It never opens one past [`InstanceStore::max_slots`]: an
+    /// instance that finds no cluster with room within `R` and no deleted block to reuse then stays in its cluster
+    /// (it is queued again when it moves, or when a refit of its cluster finds it far from the centre).
     ///
     /// Queues are first in, first out, so every queued item is served within a bounded number of frames.
     /// Culling is correct whether or not this runs (boxes always hold their members' spheres); maintenance keeps
@@ -28,9 +29,7 @@ impl InstanceStore {
     pub fn maintain(&mut self, budget: MaintainBudget) -> MaintainStats {
         let mut stats = MaintainStats::default();
         let r2 = self.settings.radius * self.settings.radius;
-        let cap = self.settings.capacity as usize;
-        // A reassignment may start a cluster; past the slot limit, drifting instances stay where they are.
-        while stats.reassigned < budget.reassign && self.slots + cap <= MAX_SLOTS {
+        while stats.reassigned < budget.reassign {
             let Some(h) = self.reassign.pop_front() else { break };
             let Ok(e) = self.entry(h, 0) else { continue };
             self.handles[h.index as usize].queued = false;
@@ -41,8 +40,9 @@ impl InstanceStore {
             if grp.clusters[k].centre().distance_squared(grp.position[s]) <= r2 {
                 continue;
             }
-            self.reassign_unchecked(h.index, e, k as u32);
-            stats.reassigned += 1;
+            if self.reassign_unchecked(h.index, e, k as u32) {
+                stats.reassigned += 1;
+            }
         }
         for grp in &mut self.groups {
             self.refit_list.clear();
@@ -79,9 +79,21 @@ impl InstanceStore {
         stats
     }
 
-    fn reassign_unchecked(&mut self, index: u32, e: HandleEntry, from: u32) {
+    /// Moves the instance to the nearest other cluster with room within `R`, else a deleted block, else a new
+    /// block; returns false, changing nothing, when that block would pass the slot limit.
+    fn reassign_unchecked(&mut self, index: u32, e: HandleEntry, from: u32) -> bool {
         let grp = &mut self.groups[e.group as usize];
         let s = e.slot as usize;
+        let to = match grp.find_cluster(grp.position[s], from) {
+            Some(k) => k,
+            None if grp.free_clusters.is_empty() && self.slots + grp.cap > self.max_slots => return false,
+            None => {
+                let before = grp.slot_count();
+                let k = grp.alloc_cluster();
+                self.slots += grp.slot_count() - before;
+                k
+            }
+        };
         let desc = InstanceDesc {
             position: grp.position[s],
             rotation: grp.rotation[s],
@@ -91,21 +103,13 @@ impl InstanceStore {
             flags: grp.flags[s],
         };
         let state = grp.state[s];
-        let to = match grp.find_cluster(desc.position, from) {
-            Some(k) => k,
-            None => {
-                let before = grp.slot_count();
-                let k = grp.alloc_cluster();
-                self.slots += grp.slot_count() - before;
-                k
-            }
-        };
         // Insert first, so that a cluster freed by the removal is not handed out as the new one.
         let new_slot = grp.push_member(to, &desc, state, index);
         if let Some(moved) = grp.remove_member(s) {
             self.handles[moved as usize].slot = e.slot;
         }
         self.handles[index as usize].slot = new_slot as u32;
+        true
     }
 }
 

@@ -89,19 +89,23 @@ impl InstanceStore {
         Ok(())
     }
 
-    /// Checks that `extra` more instances fit, even if each started a new cluster (slot indices are `u32`).
+    /// Checks that `extra` more instances and handles fit the `u32` slot and handle indices. Whether their
+    /// clusters fit the slot limit is checked as they go in ([`InstanceStore::fits_worst_case`] first).
     pub(super) fn check_room(&self, extra: usize) -> Result<()> {
-        let cap = self.settings.capacity as usize;
-        if self.live + extra > MAX_SLOTS / 2
-            || self.handles.len() + extra > MAX_SLOTS / 2
-            || self.slots.saturating_add(extra.saturating_mul(cap)) > MAX_SLOTS
-        {
+        if self.live + extra > MAX_SLOTS / 2 || self.handles.len() + extra > MAX_SLOTS / 2 {
             return Err(Error::Limit {
                 what: "instance slots per store",
                 limit: MAX_SLOTS,
             });
         }
         Ok(())
+    }
+
+    /// True when `extra` more instances fit the slot limit even if each started a new cluster: the cheap bound
+    /// under which a batch cannot fail half-way.
+    pub(super) fn fits_worst_case(&self, extra: usize) -> bool {
+        let cap = self.settings.capacity as usize;
+        self.slots.saturating_add(extra.saturating_mul(cap)) <= self.max_slots
     }
 
     /// Checks move `i` of a batch: a live handle and a finite position.
