@@ -1,20 +1,17 @@
 //! The bake: encode every part at the planned rates and formats, measure it against the exact clips, and report.
 
 use anim_pose::{Aabb, Looping, Model};
-use glam::{Affine3A, Vec3};
+use glam::{Affine3A, Vec3, Vec3A};
 use rayon::prelude::*;
-use skin_pack::PaletteEntry;
+use skin_pack::{F16Format, Mat3x4F16, PaletteEntry, QtF16};
 
-use crate::bounds::{BakedBounds, BoundsRecord};
-use crate::clip_table::{CLIP_LOOPING, frame_time};
 use crate::measure::{ErrorAt, check_times, largest_distance};
 use crate::plan::{chosen_intervals, plan_source};
 use crate::report::{BakeReport, ClipReport, PartReport};
 use crate::source::{Skinned, Source};
-use crate::vat::{VatLayout, VatQuant};
 use crate::{
-    BakeOptions, BakedClip, BakedMesh, BatData, BatFormat, ClipRecord, Error, Progress, Result, SocketData, Stage,
-    VatData, VatFormat,
+    BakeOptions, BakedBounds, BakedClip, BakedMesh, BatData, BatFormat, BoundsRecord, CLIP_LOOPING, ClipRecord, Error,
+    Progress, Result, SocketData, Stage, VatData, VatFormat, VatLayout, VatQuant,
 };
 
 /// The rates and formats of a bake: per part, the format and each clip's intervals.
@@ -188,6 +185,21 @@ fn mul(a: usize, b: usize, what: &'static str) -> Result<usize> {
     a.checked_mul(b).ok_or(Error::TooLarge { what })
 }
 
+/// Checks that `m`, the skinning matrix of skin joint `index`, can be encoded in `format` within its range and
+/// bounds (skin-pack's `F16Format::check`, translation origin zero; the f32 entry only needs `m` finite), before
+/// [`BatFormat::encode_into`] encodes it.
+pub(crate) fn check_bat_entry(format: BatFormat, m: &Affine3A, index: usize) -> Result<()> {
+    match format {
+        BatFormat::F32 if m.is_finite() => Ok(()),
+        BatFormat::F32 => Err(Error::NotFinite {
+            what: "skinning matrix of skin joint",
+            index,
+        }),
+        BatFormat::Mat3x4F16 => Ok(Mat3x4F16::check(m, Vec3A::ZERO, index)?),
+        BatFormat::QtF16 => Ok(QtF16::check(m, Vec3A::ZERO, index)?),
+    }
+}
+
 /// Encodes the BAT of `format` for the clip table `records`.
 pub(crate) fn encode_bat(source: &Source<'_>, format: BatFormat, records: &[ClipRecord]) -> Result<BatData> {
     let joints = source.skeleton.skin_joint_count();
@@ -203,7 +215,7 @@ pub(crate) fn encode_bat(source: &Source<'_>, format: BatFormat, records: &[Clip
                     source.pose(c, record.frame_time(k), pose)?;
                     let mut out = Vec::with_capacity(joints * format.entry_words());
                     for (j, m) in pose.palette.iter().enumerate() {
-                        format.check(m, j)?;
+                        check_bat_entry(format, m, j)?;
                         format.encode_into(m, &mut out);
                     }
                     Ok(out)
@@ -282,11 +294,12 @@ pub(crate) fn encode_vat(
                 } else {
                     &mut p1[i * s1..(i + 1) * s1]
                 };
-                format.encode(
+                crate::quantize::encode_texel(
+                    format,
                     frame.positions[v as usize],
                     frame.normals[v as usize],
                     &q,
-                    [&mut p0[i * s0..(i + 1) * s0], t1],
+                    &mut [&mut p0[i * s0..(i + 1) * s0], t1],
                 );
             }
         }
@@ -526,7 +539,7 @@ fn measure_bat(source: &Source<'_>, c: usize, bat: &BatData) -> Result<PartRepor
         let end = record.first_frame + record.frame_count - 1;
         for (frame, out) in [(record.first_frame, &mut first), (end, &mut last)] {
             for (j, m) in palette.iter_mut().enumerate() {
-                *m = crate::bat::affine_from_rows(&bat.rows(frame, j as u32)?);
+                *m = crate::affine_from_rows(&bat.rows(frame, j as u32)?);
             }
             source.skin(&palette, out)?;
         }
@@ -666,16 +679,17 @@ fn compute_bounds(source: &Source<'_>, parts: &[&[ClipRecord]], segments: u32, g
             let r = records[c];
             let n = r.frame_count - 1;
             for k in 0..=n {
-                let lo = frame_time(duration, n, k.saturating_sub(1));
-                let hi = frame_time(duration, n, (k + 1).min(n));
+                // `r.duration` is the clip's `duration`, as the clip table is built.
+                let lo = r.frame_time(k.saturating_sub(1));
+                let hi = r.frame_time((k + 1).min(n));
                 samples.push((
                     r.frame_time(k),
-                    crate::bounds::segment_of(lo, duration, segments),
-                    crate::bounds::segment_of(hi, duration, segments),
+                    segment_of(lo, duration, segments),
+                    segment_of(hi, duration, segments),
                 ));
             }
             for t in check_times(source, c, &r) {
-                let s = crate::bounds::segment_of(t, duration, segments);
+                let s = segment_of(t, duration, segments);
                 samples.push((t, s, s));
             }
         }
@@ -708,4 +722,14 @@ fn compute_bounds(source: &Source<'_>, parts: &[&[ClipRecord]], segments: u32, g
         bounds.segments.extend(segs.into_iter().map(g));
     }
     Ok(bounds)
+}
+
+/// The index of the time segment of `[0, duration]` that holds `t ∈ [0, duration]`, as
+/// [`ClipRecord::segment_at`] computes it.
+fn segment_of(t: f32, duration: f32, segments: u32) -> u32 {
+    if duration <= 0.0 {
+        return 0;
+    }
+    let s = (t.clamp(0.0, duration) / duration * segments as f32).floor().max(0.0) as u32;
+    s.min(segments.saturating_sub(1))
 }

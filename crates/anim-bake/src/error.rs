@@ -1,7 +1,7 @@
 //! The crate's single error type.
 
-/// Everything that can go wrong in `anim-bake`: bad input to a bake, a bake past a device limit, or a bake file that
-/// is truncated or corrupt.
+/// Everything that can go wrong in `anim-bake`: bad input to a bake, a bake past a device limit, or an error of
+/// `bake-format` (the records and the file format), wrapped.
 ///
 /// Every variant names what is at fault, so that the message alone tells a user where to look.
 #[derive(Debug, thiserror::Error)]
@@ -91,73 +91,17 @@ pub enum Error {
         /// The length given.
         actual: usize,
     },
-    /// A clip index is out of range (a lookup in an in-memory bake).
-    #[error("clip {clip} is out of range for {count} clips")]
-    ClipOutOfRange {
-        /// The clip.
-        clip: usize,
-        /// The clips of the bake.
-        count: usize,
-    },
     /// `anim-pose` rejected the skeleton, a clip or a pose.
     #[error(transparent)]
     Pose(#[from] anim_pose::Error),
     /// `skin-pack` rejected a palette or a mesh.
     #[error(transparent)]
     Skin(#[from] skin_pack::Error),
-    /// A bake file could not be read or written.
-    #[error("cannot access {path}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The underlying I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A bake file ends before a part that its header or tables promise.
-    #[error("bake file truncated: {what} needs bytes {start}..{end}, but the file has {len}")]
-    Truncated {
-        /// The part that is cut off.
-        what: &'static str,
-        /// Where the part starts.
-        start: u64,
-        /// Where it ends.
-        end: u64,
-        /// The file's length.
-        len: u64,
-    },
-    /// A bake file does not start with the magic bytes.
-    #[error("not a bake file: the magic bytes are {found:02x?}")]
-    BadMagic {
-        /// The first eight bytes.
-        found: [u8; 8],
-    },
-    /// A bake file has a version this loader does not read.
-    #[error("bake file version {found} is not supported (this loader reads version {supported})")]
-    UnsupportedVersion {
-        /// The file's version.
-        found: u32,
-        /// The version this loader reads.
-        supported: u32,
-    },
-    /// A bake file's checksum does not match its bytes.
-    #[error("bake file checksum mismatch: stored {stored:#010x}, computed {computed:#010x}")]
-    Checksum {
-        /// The CRC-32 in the header.
-        stored: u32,
-        /// The CRC-32 of the bytes.
-        computed: u32,
-    },
-    /// A field of a bake file holds a value the format does not allow.
-    #[error("bake file: {what} is {value}, {rule}")]
-    InvalidField {
-        /// The field, for example `"BAT format code"` or `"clip 3 frame count"`.
-        what: String,
-        /// Its value.
-        value: u64,
-        /// The rule it breaks.
-        rule: &'static str,
-    },
+    /// `bake-format` rejected a bake or a layout, or a bake file could not be read, written or loaded: a truncated
+    /// or corrupt file, a bake that breaks a rule of `Bake::validate`, a VAT layout past a device limit, or a
+    /// playback lookup outside the bake.
+    #[error(transparent)]
+    Format(#[from] bake_format::Error),
 }
 
 /// The crate's result type.

@@ -26,13 +26,15 @@
 //! `#[repr(C)]` and `Pod`, whose [`ClipRecord::frame_at`] is the CPU twin of the shader's frame lookup.
 //! See [`ClipRecord`] for how a loop's last frame meets its first.
 //!
-//! # Files
+//! # Records and files
 //!
+//! What a finished bake is (the records above, [`Bake`], the quantizers) and its file format live in the small
+//! runtime crate `bake-format`, which a renderer uses without linking the baker; this crate re-exports all of it.
 //! [`Bake::to_bytes`] and [`Bake::from_bytes`] (and `write_file`, `read_file`) store a bake as one file: magic,
 //! version, a section table, then the clip, mesh and socket tables, the formats, the bounds and the little-endian
-//! blobs, each section 16-byte aligned, with a CRC-32 over the whole file. The layout is documented on the `file`
-//! module's constants ([`MAGIC`], [`VERSION`], [`SECTION_ALIGN`]) and in `src/file.rs`. Loading checks everything
-//! once ([`Bake::validate`]), so playback needs no checks; a truncated or corrupt file is an [`Error`] naming what
+//! blobs, each section 16-byte aligned, with a CRC-32 over the whole file. The layout is documented on the constants
+//! [`MAGIC`], [`VERSION`] and [`SECTION_ALIGN`] and in bake-format's `src/file.rs`. Loading checks everything once
+//! ([`Bake::validate`]), so playback needs no checks; a truncated or corrupt file is a [`FormatError`] naming what
 //! is wrong.
 //!
 //! # Features
@@ -59,32 +61,24 @@
 //! ```
 
 mod bake;
-mod baked;
-mod bat;
-mod bounds;
-mod clip_table;
 mod error;
-mod file;
 mod measure;
 mod options;
 mod plan;
-pub mod quantize;
 mod report;
-mod socket;
 mod source;
-mod validate;
-mod vat;
 
 pub use bake::bake;
-pub use baked::{Bake, BakedClip, BakedMesh};
-pub use bat::{BatData, BatFormat, affine_from_rows, mix_rows};
-pub use bounds::{BOUNDS_RECORD_SIZE, BakedBounds, BoundsRecord, MIN_SEGMENTS};
-pub use clip_table::{CLIP_LOOPING, CLIP_RECORD_SIZE, ClipRecord, FramePair};
+/// The error of `bake-format`'s loader, writer, validation and playback lookups, which [`Bake::from_bytes`] and
+/// [`Bake::read_file`] return; [`Error::Format`] wraps it where a bake surfaces it.
+pub use bake_format::Error as FormatError;
+pub use bake_format::{
+    BOUNDS_RECORD_SIZE, Bake, BakedBounds, BakedClip, BakedMesh, BatData, BatFormat, BoundsRecord, CLIP_LOOPING,
+    CLIP_RECORD_SIZE, ClipRecord, DEFAULT_MAX_TEXTURE_WIDTH, FramePair, MAGIC, SECTION_ALIGN, SocketData, Texel,
+    VERSION, VatData, VatFormat, VatLayout, VatQuant, affine_from_rows, mix_rows, quantize, vat_position_error_bound,
+};
 pub use error::{Error, Result};
-pub use file::{MAGIC, SECTION_ALIGN, VERSION};
 pub use measure::ErrorAt;
-pub use options::{BakeOptions, DeviceLimits, Parts, Progress, RateChoice, Stage};
+pub use options::{BakeOptions, DeviceLimits, MIN_SEGMENTS, Parts, Progress, RateChoice, Stage};
 pub use plan::{ClipCandidate, FormatPlan, LimitCheck, PartPlan, Plan, PlannedClip, SocketFormat, plan};
 pub use report::{BakeReport, ClipReport, PartReport};
-pub use socket::SocketData;
-pub use vat::{DEFAULT_MAX_TEXTURE_WIDTH, Texel, VatData, VatFormat, VatLayout, VatQuant, vat_position_error_bound};

@@ -2,9 +2,11 @@
 
 use anim_pose::Looping;
 
-use crate::bounds::MIN_SEGMENTS;
-use crate::vat::DEFAULT_MAX_TEXTURE_WIDTH;
-use crate::{BatFormat, Error, Result, VatFormat};
+use crate::{BatFormat, DEFAULT_MAX_TEXTURE_WIDTH, Error, Result, VatFormat};
+
+/// The fewest time segments a bake cuts each clip's bounds into: a policy of the baker (the file format and
+/// `Bake::validate` accept any count from 1), so that a culler's segment boxes are tighter than the clip's box.
+pub const MIN_SEGMENTS: u32 = 8;
 
 /// The device limits a bake is checked against: the wgpu `Limits` fields that bound its buffers and textures, with
 /// wgpu's default values.

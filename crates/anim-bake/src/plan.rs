@@ -15,8 +15,7 @@ use self::search::Search;
 use crate::bake::{loops, seam_distance, socket_joints};
 use crate::measure::ErrorAt;
 use crate::source::Source;
-use crate::vat::VatLayout;
-use crate::{BakeOptions, BatFormat, Error, Progress, Result, Stage, VatFormat};
+use crate::{BakeOptions, BatFormat, Error, Progress, Result, Stage, VatFormat, VatLayout};
 
 /// The format of socket transforms: f32 3×4, the only one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

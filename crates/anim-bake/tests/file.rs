@@ -4,7 +4,7 @@
 
 mod common;
 
-use anim_bake::{Bake, BakeOptions, Error, MAGIC, VERSION, bake};
+use anim_bake::{Bake, BakeOptions, FormatError as Error, MAGIC, VERSION, bake};
 use proptest::prelude::*;
 use std::sync::OnceLock;
 

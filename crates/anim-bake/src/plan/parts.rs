@@ -12,8 +12,7 @@ use super::search::{Search, lerp_affine};
 use super::{FormatPlan, PartPlan, SocketFormat, best_meeting, choose_part, format_plan, unusable};
 use crate::bake::skin_frames;
 use crate::measure::{ErrorAt, FrameVertices, Measured, check_times, largest_distance, playback_error};
-use crate::vat::{VatQuant, vat_position_error_bound};
-use crate::{BatFormat, Error, Result, VatFormat};
+use crate::{BatFormat, Error, Result, VatFormat, VatQuant, vat_position_error_bound};
 
 impl Search<'_> {
     /// The BAT part: every format the skeleton may use, finest first; then the cheapest that meets the budget, whose
@@ -157,7 +156,7 @@ impl Search<'_> {
             let mut ps = Vec::with_capacity(frame.positions.len());
             let mut ns = Vec::with_capacity(frame.positions.len());
             for (p, nrm) in frame.positions.iter().zip(&frame.normals) {
-                format.encode(*p, *nrm, &quant, [&mut t0, &mut t1]);
+                crate::quantize::encode_texel(format, *p, *nrm, &quant, &mut [&mut t0, &mut t1]);
                 let (dp, dn) = format.decode(&t0, &t1, &quant);
                 ps.push(dp);
                 ns.push(dn);

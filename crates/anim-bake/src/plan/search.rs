@@ -10,11 +10,9 @@ use skin_pack::skin_positions_reference;
 use super::count_search::{Found, Outcome, Verdict, aligned_counts, search};
 use super::{ClipCandidate, FormatPlan, format_plan};
 use crate::bake::fixed_intervals;
-use crate::bat::affine_from_rows;
-use crate::clip_table::CLIP_LOOPING;
 use crate::measure::{ErrorAt, Measured, check_times, largest_distance};
 use crate::source::{PoseScratch, Source};
-use crate::{BakeOptions, BatFormat, ClipRecord, RateChoice, Result};
+use crate::{BakeOptions, BatFormat, CLIP_LOOPING, ClipRecord, RateChoice, Result, affine_from_rows};
 
 /// The rate every search starts from, in Hz, before it predicts a better one.
 const FIRST_GUESS_HZ: f32 = 30.0;
@@ -281,7 +279,7 @@ impl<'a> Search<'a> {
                         .iter()
                         .enumerate()
                         .map(|(j, m)| {
-                            format.check(m, j)?;
+                            crate::bake::check_bat_entry(format, m, j)?;
                             words.clear();
                             format.encode_into(m, words);
                             Ok(affine_from_rows(&format.decode_rows(words)))

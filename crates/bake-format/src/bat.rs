@@ -57,8 +57,13 @@ impl BatFormat {
         }
     }
 
-    /// Appends the encoding of `m` (translation origin zero) to `out`, as `entry_words()` words.
-    pub(crate) fn encode_into(self, m: &Affine3A, out: &mut Vec<u32>) {
+    /// Appends the encoding of `m` (translation origin zero) to `out`, as `entry_words()` words: skin-pack's encoder
+    /// of the format, so that [`BatFormat::decode_rows`] gives back `m` within the format's proven error bound.
+    ///
+    /// The caller checks `m` against the format first, as anim-bake's baker does with skin-pack's
+    /// `F16Format::check`: a matrix past an f16 format's range, or with a non-uniform scale in `QtF16`, does not
+    /// decode within the bound.
+    pub fn encode_into(self, m: &Affine3A, out: &mut Vec<u32>) {
         match self {
             BatFormat::F32 => out.extend_from_slice(bytemuck::cast_slice(&[PaletteEntry::encode(m, Vec3A::ZERO)])),
             BatFormat::Mat3x4F16 => out.extend_from_slice(bytemuck::cast_slice(&[Mat3x4F16::encode(m, Vec3A::ZERO)])),
@@ -86,20 +91,6 @@ impl BatFormat {
                 let e: QtF16 = bytemuck::pod_read_unaligned(bytemuck::cast_slice(words));
                 e.decode_rows(Vec3A::ZERO)
             }
-        }
-    }
-
-    /// Checks that `m` can be encoded within the format's range and bounds (`F16Format::check`, translation origin
-    /// zero; the f32 entry only needs `m` finite).
-    pub(crate) fn check(self, m: &Affine3A, index: usize) -> Result<()> {
-        match self {
-            BatFormat::F32 if m.is_finite() => Ok(()),
-            BatFormat::F32 => Err(Error::NotFinite {
-                what: "skinning matrix of skin joint",
-                index,
-            }),
-            BatFormat::Mat3x4F16 => Ok(Mat3x4F16::check(m, Vec3A::ZERO, index)?),
-            BatFormat::QtF16 => Ok(QtF16::check(m, Vec3A::ZERO, index)?),
         }
     }
 }

@@ -8,9 +8,6 @@ use glam::Vec3;
 /// The size of a [`BoundsRecord`] in bytes: two `vec4<f32>`.
 pub const BOUNDS_RECORD_SIZE: usize = 32;
 
-/// The fewest time segments a clip's bounds are cut into.
-pub const MIN_SEGMENTS: u32 = 8;
-
 /// An axis-aligned box as the GPU reads it: `min.xyz` and `max.xyz`, each padded to a `vec4<f32>` (`w` is 0).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
@@ -56,24 +53,15 @@ impl BoundsRecord {
 ///   `[s · duration / segment_count, (s + 1) · duration / segment_count]`, and [`crate::ClipRecord::segment_at`]
 ///   picks the segment of a time.
 ///
-/// Each box is the union of the exact skinned positions at every stored frame of every part, at the midpoints
-/// between frames and at the clip's key times inside it, grown by the bake's largest measured vertex error, so it
-/// holds what every baked part draws: playback interpolates between two stored frames, which stay inside the box
-/// of their decoded positions, and each decoded position is within the measured error of the exact one.
+/// anim-bake makes each box the union of the exact skinned positions at every stored frame of every part, at the
+/// midpoints between frames and at the clip's key times inside it, grown by the bake's largest measured vertex
+/// error, so it holds what every baked part draws: playback interpolates between two stored frames, which stay
+/// inside the box of their decoded positions, and each decoded position is within the measured error of the exact
+/// one.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BakedBounds {
     /// One box per clip, in clip order.
     pub clips: Vec<BoundsRecord>,
     /// Every clip's time-segment boxes, clip after clip.
     pub segments: Vec<BoundsRecord>,
-}
-
-/// The index of the time segment of `[0, duration]` that holds `t ∈ [0, duration]`, as
-/// [`crate::ClipRecord::segment_at`] computes it.
-pub(crate) fn segment_of(t: f32, duration: f32, segments: u32) -> u32 {
-    if duration <= 0.0 {
-        return 0;
-    }
-    let s = (t.clamp(0.0, duration) / duration * segments as f32).floor().max(0.0) as u32;
-    s.min(segments.saturating_sub(1))
 }

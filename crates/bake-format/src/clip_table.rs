@@ -134,7 +134,7 @@ impl ClipRecord {
 }
 
 /// The time of frame `k` of a clip of `duration` seconds cut into `intervals` equal intervals.
-pub(crate) fn frame_time(duration: f32, intervals: u32, k: u32) -> f32 {
+fn frame_time(duration: f32, intervals: u32, k: u32) -> f32 {
     if intervals == 0 {
         return 0.0;
     }

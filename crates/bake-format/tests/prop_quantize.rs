@@ -1,11 +1,11 @@
 //! Property tests of the VAT quantizers' error bounds (unorm positions relative to a box, octahedral normals) and
 //! of the (vertex, frame) → texel layout formula.
 
-use anim_bake::quantize::{
+use bake_format::quantize::{
     OCT8_ERROR_BOUND, OCT16_ERROR_BOUND, angle_between, decode_oct, decode_position, encode_oct8, encode_oct16,
     encode_position, position_error_bound, position_steps,
 };
-use anim_bake::{VatFormat, VatLayout, VatQuant};
+use bake_format::{VatFormat, VatLayout, VatQuant};
 use glam::Vec3;
 use proptest::prelude::*;
 
@@ -77,7 +77,7 @@ proptest! {
             let mut planes: [&mut [u8]; 2] = [&mut t0, &mut t1];
             format_encode(format, p, n, &quant, &mut planes);
             let (q, m) = format.decode(&t0, &t1, &quant);
-            prop_assert!(q.distance(p) <= anim_bake::vat_position_error_bound(format, min, max));
+            prop_assert!(q.distance(p) <= bake_format::vat_position_error_bound(format, min, max));
             prop_assert!(angle_between(m, n) <= format.normal_error_bound());
         }
     }
@@ -108,7 +108,7 @@ proptest! {
                     }
                 }
             }
-            Err(anim_bake::Error::DeviceLimit { needed, .. }) => {
+            Err(bake_format::Error::DeviceLimit { needed, .. }) => {
                 prop_assert!(vertices.div_ceil(width) > height);
                 prop_assert_eq!(needed, u64::from(vertices.div_ceil(width)));
             }
@@ -119,5 +119,5 @@ proptest! {
 
 /// Encodes through the public decoder's inverse: a one-vertex, one-frame VAT would do the same.
 fn format_encode(format: VatFormat, p: Vec3, n: Vec3, quant: &VatQuant, planes: &mut [&mut [u8]; 2]) {
-    anim_bake::quantize::encode_texel(format, p, n, quant, planes);
+    bake_format::quantize::encode_texel(format, p, n, quant, planes);
 }
