@@ -50,15 +50,19 @@ struct CullView {
     now: f32,
     // The clips in `clip_bounds` (their time segments follow them), or 0 when there are no segment bounds.
     segment_clips: u32,
-    pad0: u32,
-    pad1: u32,
+    // 1 when the view takes each instance's LOD, tier and rate from another view: that view's states were copied
+    // into `states` before this cull (a shadow view following the main camera).
+    follow: u32,
+    pad: u32,
 }
 
-// A clip's animated bounds in instance space. With segment bounds, a clip's min.w is its duration and max.w the
-// bits of `first_segment | segment_count << 20 | looping << 31`; a segment's w are 0.
+// A clip's animated bounds in instance space (crowd_gpu's ClipBoundsGpu). With segment bounds, a clip's `duration`
+// is its duration and `segments` is `first_segment | segment_count << 20 | looping << 31`; a segment's are 0.
 struct ClipBounds {
-    min: vec4<f32>,
-    max: vec4<f32>,
+    min: vec3<f32>,
+    duration: f32,
+    max: vec3<f32>,
+    segments: u32,
 }
 
 // One indirect draw to write: the bucket it draws and its index range (the mesh's LOD).
@@ -101,8 +105,10 @@ struct DrawArgs {
 // The instance holding each slot.
 @group(0) @binding(8) var<storage, read> owners: array<ResidentOwner>;
 
-fn slot_index(id: vec3<u32>) -> u32 {
-    return id.x + id.y * 65535u * 256u;
+// The slot of a thread: the dispatch is `groups.x` workgroups wide (crowd_gpu's dispatch_size), so the shader holds
+// no limit of its own.
+fn slot_index(id: vec3<u32>, groups: vec3<u32>) -> u32 {
+    return id.x + id.y * groups.x * 256u;
 }
 
 // The number of edges in `e` (the first `n`) that `s` lies below.
@@ -134,8 +140,8 @@ const NO_BUCKET: u32 = 0xffffffffu;
 
 // crowd_cull::world_sphere: the box `b`'s centre placed by the instance (xyz) and its half diagonal scaled (w).
 fn world_sphere(inst: ResidentInstance, b: ClipBounds) -> vec4<f32> {
-    let centre_local = (b.min.xyz + b.max.xyz) * 0.5;
-    let half = (b.max.xyz - b.min.xyz) * 0.5;
+    let centre_local = (b.min + b.max) * 0.5;
+    let half = (b.max - b.min) * 0.5;
     let c = inst.position + quat_rotate(resident_rotation(inst), centre_local * inst.scale);
     return vec4<f32>(c, length(half) * inst.scale);
 }
@@ -154,8 +160,8 @@ fn sphere_in_view(s: vec4<f32>) -> bool {
 // are in the frustum.
 fn segment_visible(inst: ResidentInstance, clip: u32) -> bool {
     let b = clip_bounds[clip];
-    let d = b.min.w;
-    let packed = bitcast<u32>(b.max.w);
+    let d = b.duration;
+    let packed = b.segments;
     let n = (packed >> 20u) & 0x7ffu;
     if d <= 0.0 || n == 0u {
         return true;
@@ -182,7 +188,7 @@ fn decide(slot: u32) -> Decision {
     let fade_to = resident_fade_target(inst);
     if fade_to != RESIDENT_NO_FADE {
         let t = clip_bounds[fade_to];
-        b = ClipBounds(min(b.min, t.min), max(b.max, t.max));
+        b = ClipBounds(min(b.min, t.min), 0.0, max(b.max, t.max), 0u);
     }
     let sphere = world_sphere(inst, b);
     let c = sphere.xyz;
@@ -201,9 +207,15 @@ fn decide(slot: u32) -> Decision {
     let lod_edges = view.lod_count - 1u;
     let lod_lo = below(s, view.lod_lo[0], min(lod_edges, 4u)) + below(s, view.lod_lo[1], max(lod_edges, 4u) - 4u);
     let lod_hi = below(s, view.lod_hi[0], min(lod_edges, 4u)) + below(s, view.lod_hi[1], max(lod_edges, 4u) - 4u);
-    let lod = level(prev & 0xffu, lod_lo, lod_hi);
-    let tier = level((prev >> 8u) & 0xffu, below(s, view.tier_lo, 3u), below(s, view.tier_hi, 3u));
-    let rate = level((prev >> 16u) & 0xffu, below(s, view.rate_lo, 3u), below(s, view.rate_hi, 3u));
+    var lod = level(prev & 0xffu, lod_lo, lod_hi);
+    var tier = level((prev >> 8u) & 0xffu, below(s, view.tier_lo, 3u), below(s, view.tier_hi, 3u));
+    var rate = level((prev >> 16u) & 0xffu, below(s, view.rate_lo, 3u), below(s, view.rate_hi, 3u));
+    if view.follow != 0u && kept.y == owner.generation {
+        // The followed view's levels for this instance, whatever this view's camera sees of it.
+        lod = prev & 0xffu;
+        tier = (prev >> 8u) & 0xffu;
+        rate = (prev >> 16u) & 0xffu;
+    }
     var flags = VISIBLE | select(0u, INTERPOLATE, rate > 0u);
     var bucket = select(lod * TIER_COUNT + tier, NO_BUCKET, resident_cpu_drawn(inst));
     if fade_to == RESIDENT_NO_FADE && clip < view.segment_clips && !segment_visible(inst, clip) {
@@ -216,12 +228,16 @@ fn decide(slot: u32) -> Decision {
 }
 
 @compute @workgroup_size(256)
-fn classify(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+fn classify(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
     if li < MAX_BUCKETS {
         atomicStore(&local_counts[li], 0u);
     }
     workgroupBarrier();
-    let slot = slot_index(id);
+    let slot = slot_index(id, groups);
     if slot < view.slot_count && resident_clip(instances[slot]) != RESIDENT_EMPTY_CLIP {
         let d = decide(slot);
         let owner = owners[slot];
@@ -268,12 +284,16 @@ fn place(@builtin(local_invocation_index) i: u32) {
 }
 
 @compute @workgroup_size(256)
-fn scatter(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+fn scatter(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
     if li < MAX_BUCKETS {
         atomicStore(&local_counts[li], 0u);
     }
     workgroupBarrier();
-    let slot = slot_index(id);
+    let slot = slot_index(id, groups);
     var b = NO_BUCKET;
     var k = 0u;
     if slot < view.slot_count {

@@ -29,8 +29,9 @@ struct SlotUpdate {
 @group(0) @binding(4) var<storage, read_write> owners_out: array<ResidentOwner>;
 
 @compute @workgroup_size(256)
-fn scatter_resident(@builtin(global_invocation_id) id: vec3<u32>) {
-    let i = id.x + id.y * 65535u * 256u;
+fn scatter_resident(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    // The dispatch is `groups.x` workgroups wide (crowd_gpu's dispatch_size).
+    let i = id.x + id.y * groups.x * 256u;
     if i >= params.count {
         return;
     }

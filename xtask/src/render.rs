@@ -20,7 +20,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::{CrowdRenderer, DrawCrowd};
+use crowd_gpu::{CrowdRenderer, PipelineCache, ViewDesc};
 use crowd_mesh::posed::{PosedSkin, front_camera, pose_exact, posed_bounds, unique_packet};
 use glam::Vec3;
 use skin_pack::{Mat3x4F16, PaletteEntry, PaletteFormat, QtF16};
@@ -97,19 +97,11 @@ pub fn run(r: &Request<'_>) -> Result<()> {
         return crate::render_baked::run(&gpu, &model, r, &skins, camera, t);
     }
     let target = OffscreenTarget::new(&gpu.device, size, size)?;
-    let renderers = skins
-        .iter()
-        .map(|skin| match format {
-            Format::F32 => skin_renderer::<PaletteEntry>(&gpu, skin, camera),
-            Format::Mat3x4F16 => skin_renderer::<Mat3x4F16>(&gpu, skin, camera),
-            Format::QtF16 => skin_renderer::<QtF16>(&gpu, skin, camera),
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let pixels = target.render(&gpu, wgpu::Color::TRANSPARENT, |pass| {
-        for r in &renderers {
-            r.render(pass);
-        }
-    })?;
+    let pixels = match format {
+        Format::F32 => render_skins::<PaletteEntry>(&gpu, &skins, camera, &target)?,
+        Format::Mat3x4F16 => render_skins::<Mat3x4F16>(&gpu, &skins, camera, &target)?,
+        Format::QtF16 => render_skins::<QtF16>(&gpu, &skins, camera, &target)?,
+    };
     image::save_buffer(out, &pixels, size, size, image::ExtendedColorType::Rgba8)
         .with_context(|| format!("cannot write {}", out.display()))?;
     let json = serde_json::json!({
@@ -134,21 +126,41 @@ pub fn run(r: &Request<'_>) -> Result<()> {
     Ok(())
 }
 
-/// A renderer holding `skin`'s meshes, prepared with one unique instance at the identity transform.
-fn skin_renderer<F: PaletteFormat + 'static>(
+/// Every skin of `skins` drawn from `camera` into `target` in one pass, each by a renderer holding its meshes with
+/// one unique instance at the identity transform.
+fn render_skins<F: PaletteFormat + 'static>(
     gpu: &Gpu,
-    skin: &PosedSkin,
+    skins: &[PosedSkin],
     camera: crowd_frame::FrameCamera,
-) -> Result<Box<dyn DrawCrowd>> {
-    let mut renderer = CrowdRenderer::<F>::new(&gpu.device, &gpu.offscreen_config())?;
-    for (mesh, material) in skin.packed.iter().zip(&skin.materials) {
-        renderer.add_mesh(&gpu.device, &gpu.queue, mesh, material)?;
+    target: &OffscreenTarget,
+) -> Result<Vec<u8>> {
+    let cache = PipelineCache::new(&gpu.device);
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    let mut renderers = Vec::new();
+    for skin in skins {
+        let mut renderer = CrowdRenderer::<F>::new(&gpu.device, &cache, &gpu.offscreen_config())?;
+        for (mesh, material) in skin.packed.iter().zip(&skin.materials) {
+            renderer.add_mesh(&gpu.device, &gpu.queue, mesh, material)?;
+        }
+        let record = crowd_mesh::posed::unique_record(Vec3::ZERO, 0)?;
+        let packet = unique_packet::<F>(skin.palette.len(), &skin.palette, &[record], camera)
+            .with_context(|| format!("skin '{}'", skin.name))?;
+        renderer.prepare(&gpu.device, &mut encoder, &packet)?;
+        let view = renderer.create_view(&gpu.device)?;
+        renderers.push((renderer, view));
     }
-    let record = crowd_mesh::posed::unique_record(Vec3::ZERO, 0)?;
-    let packet = unique_packet::<F>(skin.palette.len(), &skin.palette, &[record], camera)
-        .with_context(|| format!("skin '{}'", skin.name))?;
-    renderer.prepare(&gpu.device, &gpu.queue, &packet)?;
-    Ok(Box::new(renderer))
+    let mut prepared = Vec::new();
+    for (renderer, view) in &mut renderers {
+        prepared.push((
+            &*renderer,
+            renderer.prepare_view(&gpu.device, &mut encoder, view, ViewDesc::new(camera))?,
+        ));
+    }
+    Ok(target.render_after(gpu, encoder, wgpu::Color::TRANSPARENT, |pass| {
+        for (renderer, view) in &prepared {
+            renderer.render_view(view, pass);
+        }
+    })?)
 }
 
 #[cfg(test)]

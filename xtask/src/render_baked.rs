@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use crowd_cull::Handle;
 use crowd_frame::{Character, CharacterOptions, ClipId, CrowdFrame, FrameCamera, FrameSettings, Spawn};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::{CrowdRenderer, RenderPath};
+use crowd_gpu::{CrowdRenderer, PipelineCache, RenderPath, ViewDesc};
 use crowd_mesh::posed::PosedSkin;
 use glam::Vec3;
 use skin_pack::{Mat3x4F16, PaletteEntry, PaletteFormat, QtF16};
@@ -145,7 +145,7 @@ struct Scene<'a> {
 /// The baked path's image and the palette path's, both with palettes in `F`.
 fn draw<F: PaletteFormat + 'static>(gpu: &Gpu, r: &Request<'_>, s: &Scene<'_>) -> Result<(Vec<u8>, Vec<u8>)> {
     let target = OffscreenTarget::new(&gpu.device, r.size, r.size)?;
-    if RenderPath::for_device(&gpu.device) != RenderPath::GpuDriven {
+    if RenderPath::for_config(&gpu.device, &gpu.offscreen_config()) != RenderPath::GpuDriven {
         bail!(
             "{} allows only the CPU-culled path, which has no baked tiers",
             gpu.info.name
@@ -163,14 +163,15 @@ fn draw<F: PaletteFormat + 'static>(gpu: &Gpu, r: &Request<'_>, s: &Scene<'_>) -
         tier_thresholds,
         ..FrameSettings::default()
     };
-    let mut crowd: CrowdFrame<'_, F> = CrowdFrame::new(&character, settings)?;
+    let mut crowd: CrowdFrame<F> = CrowdFrame::new(character, settings)?;
     let spawn = Spawn {
         time: s.time,
         ..Spawn::at(Vec3::ZERO, ClipId(s.clip as u16))
     };
     let mut handle = [Handle::default()];
     crowd.add_many(std::slice::from_ref(&spawn), &mut handle)?;
-    let mut renderer = CrowdRenderer::<F>::new(&gpu.device, &gpu.offscreen_config())?;
+    let cache = PipelineCache::new(&gpu.device);
+    let mut renderer = CrowdRenderer::<F>::new(&gpu.device, &cache, &gpu.offscreen_config())?;
     for (mesh, material) in s.skin.packed.iter().zip(&s.skin.materials) {
         renderer.add_mesh(&gpu.device, &gpu.queue, mesh, material)?;
     }
@@ -182,26 +183,32 @@ fn draw<F: PaletteFormat + 'static>(gpu: &Gpu, r: &Request<'_>, s: &Scene<'_>) -
         }
         _ => {
             let bat = s.bake.bat.as_ref().context("the bake has no BAT")?;
-            renderer.set_bat(&gpu.device, &gpu.queue, bat)?;
+            renderer.set_bat(&gpu.device, bat)?;
         }
     }
     crowd.step(0.0, &s.camera)?;
     let exchange = crowd.exchange().clone();
     let packet = exchange.begin_read()?;
-    renderer.prepare(&gpu.device, &gpu.queue, &packet)?;
-    let mut view = renderer.create_view(&gpu.device, &gpu.queue)?;
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    renderer.prepare_view(&gpu.device, &gpu.queue, &mut encoder, &mut view, &s.camera)?;
-    gpu.queue.submit([encoder.finish()]);
-    let baked = target.render(gpu, wgpu::Color::TRANSPARENT, |pass| renderer.render_view(&view, pass))?;
+    renderer.prepare(&gpu.device, &mut encoder, &packet)?;
+    let mut view = renderer.create_view(&gpu.device)?;
+    let prepared = renderer.prepare_view(&gpu.device, &mut encoder, &mut view, ViewDesc::new(s.camera))?;
+    let baked = target.render_after(gpu, encoder, wgpu::Color::TRANSPARENT, |pass| {
+        renderer.render_view(&prepared, pass)
+    })?;
 
-    let mut palette = CrowdRenderer::<F>::new(&gpu.device, &gpu.offscreen_config())?;
+    let mut palette = CrowdRenderer::<F>::new(&gpu.device, &cache, &gpu.offscreen_config())?;
     for (mesh, material) in s.skin.packed.iter().zip(&s.skin.materials) {
         palette.add_mesh(&gpu.device, &gpu.queue, mesh, material)?;
     }
     let record = crowd_mesh::posed::unique_record(Vec3::ZERO, 0)?;
     let packet = crowd_mesh::posed::unique_packet::<F>(s.skin.palette.len(), &s.skin.palette, &[record], s.camera)?;
-    palette.prepare(&gpu.device, &gpu.queue, &packet)?;
-    let exact = target.render(gpu, wgpu::Color::TRANSPARENT, |pass| palette.render(pass))?;
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    palette.prepare(&gpu.device, &mut encoder, &packet)?;
+    let mut view = palette.create_view(&gpu.device)?;
+    let prepared = palette.prepare_view(&gpu.device, &mut encoder, &mut view, ViewDesc::new(s.camera))?;
+    let exact = target.render_after(gpu, encoder, wgpu::Color::TRANSPARENT, |pass| {
+        palette.render_view(&prepared, pass)
+    })?;
     Ok((baked, exact))
 }

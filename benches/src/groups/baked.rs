@@ -91,7 +91,7 @@ fn cpu_frame(
         eprintln!("baked: no wgpu adapter; baked.cpu_frame_1m_static_ms is skipped");
         return Ok(());
     };
-    if crowd_gpu::RenderPath::for_device(&gpu.device) != crowd_gpu::RenderPath::GpuDriven {
+    if crowd_gpu::RenderPath::for_config(&gpu.device, &gpu.offscreen_config()) != crowd_gpu::RenderPath::GpuDriven {
         eprintln!("baked: the adapter allows only the CPU-culled path; baked.cpu_frame_1m_static_ms is skipped");
         return Ok(());
     }
@@ -114,7 +114,7 @@ pub fn run_device(figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::error::E
         eprintln!("baked_device: no wgpu adapter; the figures are skipped");
         return Ok(());
     };
-    if crowd_gpu::RenderPath::for_device(&gpu.device) != crowd_gpu::RenderPath::GpuDriven
+    if crowd_gpu::RenderPath::for_config(&gpu.device, &gpu.offscreen_config()) != crowd_gpu::RenderPath::GpuDriven
         || !gpu.device.features().contains(wgpu::Features::TIMESTAMP_QUERY)
     {
         eprintln!("baked_device: the adapter has no GPU-driven path or no TIMESTAMP_QUERY; the figures are skipped");
@@ -151,11 +151,19 @@ pub fn run_device(figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::error::E
             }
             let cull =
                 crate::groups::gpu_driven::cull_ms(&gpu, &d.r, &mut d.view, &d.camera)?.ok_or("no timestamps")?;
+            let mut encoder = gpu.device.create_command_encoder(&Default::default());
+            let prepared = d.r.prepare_view(
+                &gpu.device,
+                &mut encoder,
+                &mut d.view,
+                crowd_gpu::ViewDesc::new(d.camera),
+            )?;
+            gpu.queue.submit([encoder.finish()]);
             // The first render compiles the pipelines; the median of the next three is timed.
-            target.render(&gpu, wgpu::Color::BLACK, |pass| d.r.render_view(&d.view, pass))?;
+            target.render(&gpu, wgpu::Color::BLACK, |pass| d.r.render_view(&prepared, pass))?;
             let mut draws = Vec::with_capacity(3);
             for _ in 0..3 {
-                let (_, ms) = target.render_timed(&gpu, wgpu::Color::BLACK, |pass| d.r.render_view(&d.view, pass))?;
+                let (_, ms) = target.render_timed(&gpu, wgpu::Color::BLACK, |pass| d.r.render_view(&prepared, pass))?;
                 draws.push(ms.ok_or("no timestamps")?);
             }
             draws.sort_by(f64::total_cmp);

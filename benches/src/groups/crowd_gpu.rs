@@ -6,18 +6,21 @@
 //! LOD levels chosen for one pixel of error on a 1080-line image; the camera 2.5 m high beside a corner, looking at
 //! the centre, so that every LOD is in view. Packets come from `crowd_frame::CrowdFrame::step`.
 //!
-//! - `crowd_gpu.prepare_100k_ms`: `CrowdRenderer::prepare` of a 100,000-instance packet minus the same bytes
-//!   written by bare `write_buffer` calls (the driver's copy into staging), each followed by an empty submit,
-//!   measured in alternation;
+//! - `crowd_gpu.prepare_100k_ms`: `CrowdRenderer::prepare` of a 100,000-instance packet into an encoder, submitted,
+//!   minus the same bytes written by bare wgpu calls (one staging buffer mapped at creation, the ranges written into
+//!   it, unmapped and copied into place by an encoder, submitted: what the upload must cost), measured in
+//!   alternation;
 //! - `crowd_gpu.upload_bytes_per_instance`: the bytes `prepare` writes per frame over the instances;
 //! - `crowd_gpu.draws_1k`, `draws_100k`: draw calls per frame;
 //! - `crowd_gpu.gpu_ms_1k`: one 1280 × 720 frame of 1,000 instances, from timestamps (skipped without
 //!   `TIMESTAMP_QUERY`).
 
 use crowd_cull::Handle;
+use std::sync::Arc;
+
 use crowd_frame::{Character, CharacterOptions, CrowdFrame, FrameCamera, FrameSettings};
-use crowd_gpu::CrowdRenderer;
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
+use crowd_gpu::{CrowdRenderer, PipelineCache, ViewDesc};
 use crowd_mesh::{Material, PackedMesh, lod_thresholds};
 use glam::Vec3;
 
@@ -56,9 +59,11 @@ impl Scene {
         })
     }
 
-    pub(crate) fn character(&self) -> BenchResult<Character> {
+    pub(crate) fn character(&self) -> BenchResult<Arc<Character>> {
         let lods = self.packed[0].lods.len();
-        Ok(Character::from_model(&self.model, 0, &CharacterOptions::default())?.with_lod_count(lods)?)
+        Ok(Arc::new(
+            Character::from_model(&self.model, 0, &CharacterOptions::default())?.with_lod_count(lods)?,
+        ))
     }
 
     /// Distinct vertices each LOD of every mesh reads: what a frame's vertex shader runs per instance at that LOD.
@@ -85,13 +90,13 @@ impl Scene {
 }
 
 /// A crowd of `n` instances (rounded down to a square) of `character`, and its camera.
-fn crowd<'a>(scene: &Scene, character: &'a Character, n: usize) -> BenchResult<(CrowdFrame<'a>, FrameCamera)> {
+fn crowd(scene: &Scene, character: &Arc<Character>, n: usize) -> BenchResult<(CrowdFrame, FrameCamera)> {
     let settings = FrameSettings {
         lod_thresholds: scene.lod_thresholds.clone(),
         tier_thresholds: [f32::MAX, 1e-7, 5e-8],
         ..FrameSettings::default()
     };
-    let mut crowd: CrowdFrame = CrowdFrame::new(character, settings)?;
+    let mut crowd: CrowdFrame = CrowdFrame::new(character.clone(), settings)?;
     let side = (n as f64).sqrt() as u32;
     let spawns = crate::groups::frame::grid_spawns(side, character.clips().len());
     let mut handles = vec![Handle::default(); spawns.len()];
@@ -102,7 +107,7 @@ fn crowd<'a>(scene: &Scene, character: &'a Character, n: usize) -> BenchResult<(
 }
 
 fn renderer(gpu: &Gpu, scene: &Scene) -> BenchResult<CrowdRenderer> {
-    let mut r = CrowdRenderer::new(&gpu.device, &gpu.offscreen_config())?;
+    let mut r = CrowdRenderer::new(&gpu.device, &PipelineCache::new(&gpu.device), &gpu.offscreen_config())?;
     for m in &scene.packed {
         r.add_mesh(&gpu.device, &gpu.queue, m, &Material::default())?;
     }
@@ -110,12 +115,16 @@ fn renderer(gpu: &Gpu, scene: &Scene) -> BenchResult<CrowdRenderer> {
 }
 
 /// One frame of `n` instances rendered: its GPU milliseconds (None without timestamps), vertex-instances, draws.
-fn gpu_frame(gpu: &Gpu, scene: &Scene, character: &Character, n: usize) -> BenchResult<(Option<f64>, u64, u32)> {
+fn gpu_frame(gpu: &Gpu, scene: &Scene, character: &Arc<Character>, n: usize) -> BenchResult<(Option<f64>, u64, u32)> {
     let (mut crowd, camera) = crowd(scene, character, n)?;
     let mut r = renderer(gpu, scene)?;
     crowd.step(1.0 / 60.0, &camera)?;
     let packet = crowd.exchange().begin_read()?;
-    let stats = r.prepare(&gpu.device, &gpu.queue, &packet)?;
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    let stats = r.prepare(&gpu.device, &mut encoder, &packet)?;
+    let mut view = r.create_view(&gpu.device)?;
+    let prepared = r.prepare_view(&gpu.device, &mut encoder, &mut view, ViewDesc::new(camera))?;
+    gpu.queue.submit([encoder.finish()]);
     let per_lod = scene.vertices_per_lod();
     let vertices: u64 = packet
         .draws()
@@ -124,8 +133,8 @@ fn gpu_frame(gpu: &Gpu, scene: &Scene, character: &Character, n: usize) -> Bench
         .sum();
     let target = OffscreenTarget::new(&gpu.device, 1280, 720)?;
     // The first frame compiles the pipeline; time the second.
-    target.render(gpu, wgpu::Color::BLACK, |pass| r.render(pass))?;
-    let (_, ms) = target.render_timed(gpu, wgpu::Color::BLACK, |pass| r.render(pass))?;
+    target.render(gpu, wgpu::Color::BLACK, |pass| r.render_view(&prepared, pass))?;
+    let (_, ms) = target.render_timed(gpu, wgpu::Color::BLACK, |pass| r.render_view(&prepared, pass))?;
     Ok((ms, vertices, stats.draws))
 }
 
@@ -155,8 +164,10 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>) -> BenchResult<()> {
     crowd100k.step(1.0 / 60.0, &camera)?;
     let packet = crowd100k.exchange().begin_read()?;
     let mut r = renderer(&gpu, &scene)?;
-    let stats = r.prepare(&gpu.device, &gpu.queue, &packet)?;
-    // The same bytes as prepare's writes, into buffers of the same sizes.
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    let stats = r.prepare(&gpu.device, &mut encoder, &packet)?;
+    gpu.queue.submit([encoder.finish()]);
+    // The same bytes as prepare's uploads, into buffers of the same sizes.
     let dirty = packet.dirty();
     let sources: Vec<(&[u8], Vec<skin_pack::ByteRange>)> = vec![
         (bytemuck::cast_slice(packet.records()), dirty.records.clone()),
@@ -190,19 +201,11 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>) -> BenchResult<()> {
     let paired = median_paired(
         Effort::new(quick, 20),
         || {
-            r.prepare(&gpu.device, &gpu.queue, &packet).expect("prepares");
-            gpu.queue.submit([]);
+            let mut encoder = gpu.device.create_command_encoder(&Default::default());
+            r.prepare(&gpu.device, &mut encoder, &packet).expect("prepares");
+            gpu.queue.submit([encoder.finish()]);
         },
-        || {
-            for ((bytes, ranges), buffer) in sources.iter().zip(&buffers) {
-                for range in ranges {
-                    gpu.queue
-                        .write_buffer(buffer, range.start as u64, &bytes[range.as_range()]);
-                }
-            }
-            gpu.queue.write_buffer(&uniforms, 0, &uniform_bytes);
-            gpu.queue.submit([]);
-        },
+        || bare_upload(&gpu, &sources, &buffers, (&uniforms, &uniform_bytes)),
     );
     let _ = gpu.device.poll(wgpu::PollType::wait_indefinitely());
     let own_ms = (paired.a - paired.b).max(0.0) * 1e3;
@@ -240,6 +243,40 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>) -> BenchResult<()> {
 
 fn dirty_bytes(sources: &[(&[u8], Vec<skin_pack::ByteRange>)]) -> u64 {
     sources.iter().flat_map(|(_, r)| r.iter()).map(|r| r.len() as u64).sum()
+}
+
+/// The least an upload of `sources`' dirty ranges and `uniforms` can cost through wgpu: one staging buffer mapped at
+/// creation, each range written into it once, unmapped, and copied into place by an encoder, submitted.
+fn bare_upload(
+    gpu: &Gpu,
+    sources: &[(&[u8], Vec<skin_pack::ByteRange>)],
+    buffers: &[wgpu::Buffer],
+    (uniforms, uniform_bytes): (&wgpu::Buffer, &[u8]),
+) {
+    let total = dirty_bytes(sources) + uniform_bytes.len() as u64;
+    let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bare staging"),
+        size: total.max(4).next_multiple_of(4),
+        usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: true,
+    });
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    {
+        let mut view = staging.get_mapped_range_mut(..).expect("mapped at creation");
+        let mut at = 0usize;
+        for ((bytes, ranges), buffer) in sources.iter().zip(buffers) {
+            for range in ranges {
+                view.slice(at..at + range.len())
+                    .copy_from_slice(&bytes[range.as_range()]);
+                encoder.copy_buffer_to_buffer(&staging, at as u64, buffer, range.start as u64, range.len() as u64);
+                at += range.len();
+            }
+        }
+        view.slice(at..at + uniform_bytes.len()).copy_from_slice(uniform_bytes);
+        encoder.copy_buffer_to_buffer(&staging, at as u64, uniforms, 0, uniform_bytes.len() as u64);
+    }
+    staging.unmap();
+    gpu.queue.submit([encoder.finish()]);
 }
 
 /// Runs the `crowd_gpu_device` group: GPU milliseconds per frame and vertex-instances per second at 10k, 100k

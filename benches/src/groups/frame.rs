@@ -85,7 +85,7 @@ struct Game {
 
 impl Game {
     /// `n` instances (rounded down to a square) in `crowd`.
-    fn new(crowd: &mut CrowdFrame<'_>, n: usize) -> Result<Self, crowd_frame::Error> {
+    fn new(crowd: &mut CrowdFrame, n: usize) -> Result<Self, crowd_frame::Error> {
         let side = (n as f64).sqrt() as u32;
         let clips = crowd.character().clips().len();
         let spawns = grid_spawns(side, clips);
@@ -114,7 +114,7 @@ impl Game {
     }
 
     /// One frame: the changes, then the step. Returns the seconds the changes and the step took.
-    fn frame(&mut self, crowd: &mut CrowdFrame<'_>) -> (f64, f64) {
+    fn frame(&mut self, crowd: &mut CrowdFrame) -> (f64, f64) {
         let start = Instant::now();
         for (p, d) in self.positions.iter_mut().zip(&self.directions) {
             *p += *d;
@@ -167,12 +167,12 @@ fn median_stages(stages: &[StageTimes]) -> StageTimes {
 /// Measures `n` instances: the step's median, its stages, and the allocations of 120 further frames.
 fn measure(
     quick: bool,
-    character: &Character,
+    character: &std::sync::Arc<Character>,
     n: usize,
     iterations: usize,
     pool: &rayon::ThreadPool,
 ) -> Result<Measured, Box<dyn std::error::Error>> {
-    let mut crowd: CrowdFrame = CrowdFrame::new(character, settings())?;
+    let mut crowd: CrowdFrame = CrowdFrame::new(character.clone(), settings())?;
     let mut game = Game::new(&mut crowd, n)?;
     let exchange: Arc<FrameExchange<Packet>> = crowd.exchange().clone();
     std::thread::scope(|scope| {
@@ -229,7 +229,7 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>) -> Result<(), Box<dyn std::er
         slots: SlotCount::Fixed(32),
         ..CharacterOptions::default()
     };
-    let character = Character::from_model(&model, 0, &options)?;
+    let character = std::sync::Arc::new(Character::from_model(&model, 0, &options)?);
     let mut push = |name: String, value: f64, target: &'static str, met: bool| {
         figures.push(Figure {
             name,

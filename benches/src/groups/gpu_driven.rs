@@ -5,10 +5,11 @@
 //! tilted, random clips, phases and speeds, three LODs) at 10,000 and 1,000,000 instances, with the camera high
 //! above a corner looking at the centre (it sees about half the crowd), the unique tier for the largest few on
 //! screen. Each frame (60 Hz) the CPU runs the game's calls, `CrowdFrame::step`, `CrowdRenderer::prepare` of the
-//! packet, `prepare_view` (the cull pass encoded) and `render_view` recorded into a render pass. The render pass is
-//! recorded, not submitted: lavapipe would take seconds to draw a million characters, and the figure is the CPU's.
-//! The cull pass is submitted, and the GPU's work waited for, after the timed part: lavapipe's threads share the
-//! CPU's two cores, so GPU work beside the timed part would count in the CPU's figure.
+//! packet and `prepare_view` (uploads, the resident scatter and the cull pass recorded into one encoder), and
+//! `render_view` recorded into a render pass of another. The render pass is recorded, not submitted: lavapipe would
+//! take seconds to draw a million characters, and the figure is the CPU's. The first encoder is submitted, and the
+//! GPU's work waited for, after the timed part: lavapipe's threads share the CPU's two cores, so GPU work beside the
+//! timed part would count in the CPU's figure.
 //!
 //! - `gpu_driven.cpu_frame_{10k,1m}_static_ms`: nothing changes, the animation plays (median frame);
 //! - `gpu_driven.cpu_frame_1m_moving_ms`: 1% of the crowd moves (`set_positions`) and 0.1% switches clip with a
@@ -16,16 +17,20 @@
 //! - `gpu_driven.cpu_growth_10k_to_1m_static`: the static frames' ratio, measured in the same run;
 //! - `gpu_driven.upload_bytes_static_1m`: what `prepare` wrote in a static frame (the pool's live slot palettes,
 //!   the uniforms; no instance state);
-//! - `gpu_driven.draws_1k`, `draws_1m`: draw calls per view (indirect draws plus the unique instances' draws);
+//! - `gpu_driven.draws_1k`, `draws_1m`: draw calls a view records (indirect draws plus the unique instances' draws);
+//! - `gpu_driven.drawing_draws_1k`, `drawing_draws_1m`, `drawn_instances_1k`, `drawn_instances_1m`: what the indirect
+//!   draws draw, read back from their arguments once: the draws with instances, and the instances;
 //! - `gpu_driven.visible_fraction_1m`: the fraction of the crowd the GPU found visible (read back once);
 //! - `gpu_driven.gpu_cull_ms_{10k,100k,1m}`: the cull pass from timestamps (skipped without `TIMESTAMP_QUERY`).
 
 use std::time::Instant;
 
 use crowd_cull::Handle;
+use std::sync::Arc;
+
 use crowd_frame::{Character, ClipId, CrowdFrame, FrameCamera, FrameSettings};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::{CULL_BUCKETS, CrowdRenderer, CrowdView, RenderPath};
+use crowd_gpu::{CULL_BUCKETS, CrowdRenderer, CrowdView, PipelineCache, RenderPath, ViewDesc};
 use crowd_mesh::Material;
 use glam::Vec3;
 
@@ -39,6 +44,9 @@ pub(crate) struct Measured {
     moving_ms: Option<f64>,
     upload_static: u64,
     draws: u32,
+    /// Indirect draws that draw instances, and the instances they draw (read back once).
+    drawing: u32,
+    drawn: u32,
     visible: f64,
     cull_ms: Option<f64>,
 }
@@ -52,9 +60,9 @@ fn median(v: &mut [f64]) -> f64 {
 /// draws.
 pub(crate) fn frame(
     gpu: &Gpu,
-    d: &mut Driven<'_>,
+    d: &mut Driven,
     target: &OffscreenTarget,
-    game: &mut dyn FnMut(&mut CrowdFrame<'_>),
+    game: &mut dyn FnMut(&mut CrowdFrame),
 ) -> BenchResult<(f64, u64, u32)> {
     let Driven {
         crowd, r, view, camera, ..
@@ -66,10 +74,11 @@ pub(crate) fn frame(
     crowd.step(1.0 / 60.0, camera)?;
     let exchange = crowd.exchange().clone();
     let packet = exchange.begin_read()?;
-    let stats = r.prepare(&gpu.device, &gpu.queue, &packet)?;
-    drop(packet);
     let mut cull = gpu.device.create_command_encoder(&Default::default());
-    r.prepare_view(&gpu.device, &gpu.queue, &mut cull, view, camera)?;
+    let stats = r.prepare(&gpu.device, &mut cull, &packet)?;
+    drop(packet);
+    let prepared = r.prepare_view(&gpu.device, &mut cull, view, ViewDesc::new(*camera))?;
+    let draws = prepared.draw_calls();
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
     {
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
@@ -95,16 +104,16 @@ pub(crate) fn frame(
             occlusion_query_set: None,
             multiview_mask: None,
         });
-        r.render_view(view, &mut pass);
+        r.render_view(&prepared, &mut pass);
     }
     let (cull, recorded) = (cull.finish(), encoder.finish());
     let secs = start.elapsed().as_secs_f64();
-    // The cull is submitted after the timed part: on lavapipe the GPU's threads share the CPU's two cores, and a
-    // cull running beside the recording would slow the CPU's figure by the GPU's work.
+    // The uploads and the cull are submitted after the timed part: on lavapipe the GPU's threads share the CPU's two
+    // cores, and GPU work running beside the recording would slow the CPU's figure by the GPU's work.
     gpu.queue.submit([cull]);
     drop(recorded);
     let _ = gpu.device.poll(wgpu::PollType::wait_indefinitely());
-    Ok((secs, stats.uploaded_bytes, stats.draws))
+    Ok((secs, stats.uploaded_bytes, draws))
 }
 
 /// The cull pass's GPU milliseconds for `view`, from timestamps.
@@ -131,17 +140,18 @@ pub(crate) fn cull_ms(
     let mut runs = Vec::new();
     for _ in 0..7 {
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
-        r.prepare_view_with(
+        r.prepare_view(
             &gpu.device,
-            &gpu.queue,
             &mut encoder,
             view,
-            camera,
-            Some(wgpu::ComputePassTimestampWrites {
-                query_set: &set,
-                beginning_of_pass_write_index: Some(0),
-                end_of_pass_write_index: Some(1),
-            }),
+            ViewDesc {
+                timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                    query_set: &set,
+                    beginning_of_pass_write_index: Some(0),
+                    end_of_pass_write_index: Some(1),
+                }),
+                ..ViewDesc::new(*camera)
+            },
         )?;
         encoder.resolve_query_set(&set, 0..2, &resolve, 0);
         gpu.queue.submit([encoder.finish()]);
@@ -154,8 +164,8 @@ pub(crate) fn cull_ms(
 
 /// A GPU-driven crowd of `side²` instances of the scene's character on the bench's grid, its renderer, a view and
 /// the camera high above a corner.
-pub(crate) struct Driven<'a> {
-    pub(crate) crowd: CrowdFrame<'a>,
+pub(crate) struct Driven {
+    pub(crate) crowd: CrowdFrame,
     pub(crate) handles: Vec<Handle>,
     pub(crate) r: CrowdRenderer,
     pub(crate) view: CrowdView,
@@ -165,14 +175,14 @@ pub(crate) struct Driven<'a> {
 /// [`Driven`] with `tier_thresholds` (16 unique at most). With `bake` (bone and vertex animation of the scene's
 /// character, and its meshes' first baked vertices) the renderer draws the baked and VAT tiers from it and the crowd
 /// has no pose pool (the bake draws the pooled tier too).
-pub(crate) fn driven<'a>(
+pub(crate) fn driven(
     gpu: &Gpu,
     scene: &Scene,
-    character: &'a Character,
+    character: &Arc<Character>,
     side: u32,
     tier_thresholds: [f32; 3],
     bake: Option<(&anim_bake::Bake, &[u32])>,
-) -> BenchResult<Driven<'a>> {
+) -> BenchResult<Driven> {
     let settings = FrameSettings {
         gpu_driven: true,
         lod_thresholds: scene.lod_thresholds.clone(),
@@ -181,19 +191,19 @@ pub(crate) fn driven<'a>(
         pose_pool: bake.is_none(),
         ..FrameSettings::default()
     };
-    let mut crowd: CrowdFrame = CrowdFrame::new(character, settings)?;
+    let mut crowd: CrowdFrame = CrowdFrame::new(character.clone(), settings)?;
     let spawns = crate::groups::frame::grid_spawns(side, character.clips().len());
     let mut handles = vec![Handle::default(); spawns.len()];
     crowd.add_many(&spawns, &mut handles)?;
     let l = side as f32 * 1.5;
     let camera = crate::groups::frame::grid_camera(side, Vec3::new(-0.1 * l, 0.35 * l, -0.1 * l));
-    let mut r = CrowdRenderer::new(&gpu.device, &gpu.offscreen_config())?;
+    let mut r = CrowdRenderer::new(&gpu.device, &PipelineCache::new(&gpu.device), &gpu.offscreen_config())?;
     for m in &scene.packed {
         r.add_mesh(&gpu.device, &gpu.queue, m, &Material::default())?;
     }
     r.enable_gpu_driven(&gpu.device, crowd.store().group_desc(crowd.group())?)?;
     if let Some((bake, first_vertex)) = bake {
-        r.set_bat(&gpu.device, &gpu.queue, bake.bat.as_ref().ok_or("the bake has a BAT")?)?;
+        r.set_bat(&gpu.device, bake.bat.as_ref().ok_or("the bake has a BAT")?)?;
         r.set_vat(
             &gpu.device,
             &gpu.queue,
@@ -201,7 +211,7 @@ pub(crate) fn driven<'a>(
             first_vertex,
         )?;
     }
-    let view = r.create_view(&gpu.device, &gpu.queue)?;
+    let view = r.create_view(&gpu.device)?;
     Ok(Driven {
         crowd,
         handles,
@@ -233,24 +243,26 @@ pub(crate) fn measure(
     let n = d.handles.len();
 
     // The first 10 frames (warm-up) upload the whole crowd and compile the pipelines; the rest are timed.
-    let mut still = |_: &mut CrowdFrame<'_>| {};
+    let mut still = |_: &mut CrowdFrame| {};
     let mut static_runs = Vec::new();
     let mut upload_static = 0;
     let mut draws = 0;
     for i in 0..10 + frames {
-        let (s, up, cpu_draws) = frame(gpu, &mut d, &target, &mut still)?;
+        let (s, up, recorded) = frame(gpu, &mut d, &target, &mut still)?;
         if i >= 10 {
             static_runs.push(s * 1e3);
             upload_static = up;
-            draws = cpu_draws + d.view.cull().map_or(0, |c| c.draw_count());
+            draws = recorded;
         }
     }
-    let counts: Vec<u32> = bytemuck::cast_slice(&gpu.read_buffer(
-        d.view.cull().ok_or("the view culls on the GPU")?.counts_buffer(),
-        (CULL_BUCKETS * 4) as u64,
-    )?)
-    .to_vec();
+    let cull = d.view.cull().ok_or("the view culls on the GPU")?;
+    let counts: Vec<u32> =
+        bytemuck::cast_slice(&gpu.read_buffer(cull.counts_buffer(), (CULL_BUCKETS * 4) as u64)?).to_vec();
     let visible = f64::from(counts.iter().sum::<u32>()) / n as f64;
+    let args: Vec<u32> =
+        bytemuck::cast_slice(&gpu.read_buffer(cull.args_buffer(), u64::from(cull.draw_count()) * 20)?).to_vec();
+    let instances = args.chunks_exact(5).map(|a| a[1]);
+    let (drawing, drawn) = (instances.clone().filter(|&n| n > 0).count() as u32, instances.sum());
     let cull = cull_ms(gpu, &d.r, &mut d.view, &d.camera)?;
 
     let moving_ms = if moving {
@@ -262,7 +274,7 @@ pub(crate) fn measure(
         let switchers: Vec<Handle> = d.handles.iter().copied().skip(7).step_by(1000).collect();
         let clips = character.clips().len();
         let mut tick = 0usize;
-        let mut game = |crowd: &mut CrowdFrame<'_>| {
+        let mut game = |crowd: &mut CrowdFrame| {
             tick += 1;
             let step = if tick.is_multiple_of(2) { 0.02 } else { -0.02 };
             for p in &mut positions {
@@ -289,6 +301,8 @@ pub(crate) fn measure(
         moving_ms,
         upload_static,
         draws,
+        drawing,
+        drawn,
         visible,
         cull_ms: cull,
     })
@@ -300,7 +314,7 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>) -> BenchResult<()> {
         eprintln!("gpu_driven: no wgpu adapter; the figures are skipped");
         return Ok(());
     };
-    if RenderPath::for_device(&gpu.device) != RenderPath::GpuDriven {
+    if RenderPath::for_config(&gpu.device, &gpu.offscreen_config()) != RenderPath::GpuDriven {
         eprintln!("gpu_driven: the adapter allows only the CPU-culled path; the figures are skipped");
         return Ok(());
     }
@@ -338,6 +352,10 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>) -> BenchResult<()> {
         one_k.draws == big.draws,
     );
     push("draws_1m", f64::from(big.draws), "= draws_1k", one_k.draws == big.draws);
+    push("drawing_draws_1k", f64::from(one_k.drawing), "report", true);
+    push("drawing_draws_1m", f64::from(big.drawing), "report", true);
+    push("drawn_instances_1k", f64::from(one_k.drawn), "report", true);
+    push("drawn_instances_1m", f64::from(big.drawn), "report", true);
     push("visible_fraction_1m", big.visible, ">= 0.3", big.visible >= 0.3);
     if let Some(ms) = small.cull_ms {
         push("gpu_cull_ms_10k", ms, "report", true);

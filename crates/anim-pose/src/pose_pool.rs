@@ -61,7 +61,8 @@ pub const MAX_CROSSFADE_LEVELS: usize = 256;
 /// The job name used in errors raised by the pool's hot paths.
 const POOL: &str = "PosePool";
 
-/// One clip of a [`PosePool`] and its number of phase slots.
+/// One clip of a [`PosePool`] and its number of phase slots: an argument of [`PosePool::new`], which keeps a
+/// clone of the clip (sharing its tracks), not the borrow.
 #[derive(Clone, Copy, Debug)]
 pub struct PoolClip<'a> {
     /// The clip. It must be built for the pool's skeleton.
@@ -160,12 +161,20 @@ pub struct ClipSlots {
 ///
 /// A pool with no clips is valid: [`PosePool::update`] only records the time, and mapping zero instances does
 /// nothing.
+///
+/// # Ownership
+///
+/// The pool borrows nothing: [`PosePool::new`] keeps its own copy of the skeleton (names, parents, rest pose and
+/// matrices, small) and a clone of each clip.
+/// A clone of a [`RuntimeClip`] shares the clip's tracks with the original through an `Arc`, so the pool does not
+/// duplicate the clips' frames in memory, and it may outlive the skeleton and clips it was built from, or be
+/// owned by something that owns them too (through an `Arc`, say).
 #[derive(Debug)]
-pub struct PosePool<'a> {
-    /// The skeleton every clip is built for.
-    skeleton: &'a Skeleton,
-    /// The clips, indexed by clip track.
-    clips: Vec<&'a RuntimeClip>,
+pub struct PosePool {
+    /// The pool's copy of the skeleton every clip is built for.
+    skeleton: Skeleton,
+    /// The clips, indexed by clip track: clones that share their tracks with the clips given to `new`.
+    clips: Vec<RuntimeClip>,
     /// Each clip's slot range.
     clip_table: Vec<ClipSlots>,
     /// The clip of each clip slot.
@@ -211,10 +220,13 @@ pub struct PosePool<'a> {
     parallel: bool,
 }
 
-impl<'a> PosePool<'a> {
+impl PosePool {
     /// Builds a pool for `clips` of `skeleton`, and sizes all its storage.
     ///
     /// The slot poses are valid after the first [`PosePool::update`].
+    ///
+    /// The pool keeps a copy of `skeleton` and a clone of each clip, which shares the clip's tracks (see
+    /// "Ownership" on [`PosePool`]), so neither borrow outlives this call.
     ///
     /// # Errors
     ///
@@ -223,7 +235,7 @@ impl<'a> PosePool<'a> {
     ///   skeleton's, its duration is not finite and positive, or it has fewer than 2 slots;
     /// - [`Error::InvalidArgument`] when `options` has fewer than 2 or more than [`MAX_CROSSFADE_LEVELS`] levels,
     ///   no buckets, or when the clip slots and bucket regions together exceed [`MAX_POOL_SLOTS`].
-    pub fn new(skeleton: &'a Skeleton, clips: &[PoolClip<'a>], options: &PosePoolOptions) -> Result<Self> {
+    pub fn new(skeleton: &Skeleton, clips: &[PoolClip<'_>], options: &PosePoolOptions) -> Result<Self> {
         skeleton.validate()?;
         let joint_count = skeleton.joint_count();
         let levels = options.crossfade_levels;
@@ -312,8 +324,8 @@ impl<'a> PosePool<'a> {
             .collect();
         let bucket_slots = cap * bucket_stride;
         let mut pool = Self {
-            skeleton,
-            clips: clips.iter().map(|pc| pc.clip).collect(),
+            skeleton: skeleton.clone(),
+            clips: clips.iter().map(|pc| pc.clip.clone()).collect(),
             clip_table,
             slot_clip,
             clip_slot_count,
@@ -348,9 +360,9 @@ impl<'a> PosePool<'a> {
         Ok(pool)
     }
 
-    /// The skeleton the pool animates.
-    pub fn skeleton(&self) -> &'a Skeleton {
-        self.skeleton
+    /// The skeleton the pool animates: the pool's copy of the one given to [`PosePool::new`].
+    pub fn skeleton(&self) -> &Skeleton {
+        &self.skeleton
     }
 
     /// The number of clips.
@@ -473,7 +485,7 @@ impl<'a> PosePool<'a> {
                 "is not below the clip's slot count",
             ));
         }
-        Ok(slot_time(self.clips[c], slots.slot_count as usize, index, self.time))
+        Ok(slot_time(&self.clips[c], slots.slot_count as usize, index, self.time))
     }
 
     /// The time in clip `to` that continues the normalized phase of time `from_time` in clip `from`:
@@ -525,11 +537,10 @@ impl<'a> PosePool<'a> {
     }
 
     /// Clip `clip`, or an error naming `field`.
-    fn clip(&self, clip: u16, field: &'static str) -> Result<&'a RuntimeClip> {
+    fn clip(&self, clip: u16, field: &'static str) -> Result<&RuntimeClip> {
         let c = usize::from(clip);
         self.clips
             .get(c)
-            .copied()
             .ok_or(Error::job(POOL, field, Some(c), "is not a clip of the pool"))
     }
 
@@ -537,11 +548,11 @@ impl<'a> PosePool<'a> {
     fn update_clip_slots(&mut self) -> Result<()> {
         let (soa, joints, time) = (self.soa_count, self.joint_count, self.time);
         let n = self.clip_slot_count;
-        let (skeleton, clips, table, slot_clip) = (self.skeleton, &self.clips, &self.clip_table, &self.slot_clip);
+        let (skeleton, clips, table, slot_clip) = (&self.skeleton, &self.clips, &self.clip_table, &self.slot_clip);
         let work = |(slot, (local, model)): (usize, (&mut [SoaTransform], &mut [Affine3A]))| -> Result<()> {
             let c = usize::from(slot_clip[slot]);
             let slots = table[c];
-            let clip = clips[c];
+            let clip = &clips[c];
             let index = slot - slots.first_slot as usize;
             let t = slot_time(clip, slots.slot_count as usize, index, time);
             SamplingJob {
@@ -581,7 +592,7 @@ impl<'a> PosePool<'a> {
         let (soa, joints, time, stride) = (self.soa_count, self.joint_count, self.time, self.bucket_stride);
         let n = self.clip_slot_count;
         let (skeleton, clips, table, buckets, rest, levels) = (
-            self.skeleton,
+            &self.skeleton,
             &self.clips,
             &self.clip_table,
             &self.buckets,
@@ -602,7 +613,7 @@ impl<'a> PosePool<'a> {
             if !b.active || s >= table[to].slot_count as usize {
                 return Ok(());
             }
-            let (clip_a, clip_b) = (clips[usize::from(b.from)], clips[to]);
+            let (clip_a, clip_b) = (&clips[usize::from(b.from)], &clips[to]);
             let k = table[to].slot_count as usize;
             // The normalized phase of the target clip's slot `s`, where the source clip is sampled too.
             let phase = slot_time(clip_b, k, s, time) / clip_b.duration();

@@ -15,17 +15,17 @@ mod timeline;
 mod tracks;
 
 use std::fmt;
+use std::sync::Arc;
 
 use glam::Quat;
 
 pub use self::options::{ErrorBudget, Looping, ResampleError, RuntimeClipOptions};
 use self::options::{Limits, RATE_LADDER, check_options};
 pub(crate) use self::timeline::Timeline;
-pub(crate) use self::tracks::Tracks;
 use self::tracks::pack_tracks;
+pub(crate) use self::tracks::{ClipTracks, Tracks};
 use crate::{
-    Clip, Error, ImportWarning, Property, Result, RootMotion, Skeleton, SoaQuat, SoaVec3, Transform, VirtualVertices,
-    num_soa_joints,
+    Clip, Error, ImportWarning, Property, Result, RootMotion, Skeleton, Transform, VirtualVertices, num_soa_joints,
 };
 
 /// How a runtime clip's frames are placed in time; see [`RuntimeClip`] for how the build chooses.
@@ -166,6 +166,15 @@ impl fmt::Display for FrameSpacing {
 /// match within the budget, per joint and in model space. A looping clip stores its last frame equal to its first (a rotation may have its
 /// sign flipped, to stay in the previous frame's hemisphere) and wraps the sampling time with
 /// `t.rem_euclid(duration)`; a non-looping clip clamps it to `[0, duration]`.
+///
+/// # Sharing
+///
+/// A clip is immutable once built, and cloning it is cheap: the tracks (every stored value, mask and group index,
+/// and the root-motion track) sit behind one `Arc`, as does a frame-time table, so a clone copies the name, a few
+/// numbers and the warning, and bumps reference counts.
+/// Clones share the tracks; the memory is not duplicated, and [`RuntimeClip::memory_bytes`] reports the same
+/// shared bytes for each clone.
+/// A [`crate::PosePool`] keeps such clones of its clips.
 #[derive(Clone, Debug)]
 pub struct RuntimeClip {
     /// The clip's name.
@@ -182,15 +191,15 @@ pub struct RuntimeClip {
     error: ResampleError,
     /// Set when no layout met the budget.
     warning: Option<ImportWarning>,
-    /// The extracted root motion.
-    root_motion: Option<RootMotion>,
-    /// Translation tracks.
-    pub(crate) translations: Tracks<SoaVec3>,
-    /// Rotation tracks.
-    pub(crate) rotations: Tracks<SoaQuat>,
-    /// Scale tracks.
-    pub(crate) scales: Tracks<SoaVec3>,
+    /// The stored tracks and the root motion, shared by every clone of the clip.
+    pub(crate) tracks: Arc<ClipTracks>,
 }
+
+// A clip is cheap to clone and may be shared across threads: pose pools and crowds keep clones of it.
+const _: () = {
+    const fn shareable<T: Clone + fmt::Debug + Send + Sync>() {}
+    shareable::<RuntimeClip>();
+};
 
 impl RuntimeClip {
     /// Builds a runtime clip from an imported clip of `skeleton`.
@@ -295,10 +304,12 @@ impl RuntimeClip {
             joint_count: skeleton.joint_count(),
             error: measured.error,
             warning,
-            root_motion: resampled.root_motion,
-            translations,
-            rotations,
-            scales,
+            tracks: Arc::new(ClipTracks {
+                translations,
+                rotations,
+                scales,
+                root_motion: resampled.root_motion,
+            }),
         }
     }
 
@@ -354,12 +365,11 @@ impl RuntimeClip {
 
     /// Heap bytes held by the clip's keys: constant values, animated frames, interpolation masks, group
     /// indices, the frame-time table and the root-motion track (the name and the warning are not counted).
+    ///
+    /// Clones share these bytes (see "Sharing" on [`RuntimeClip`]): each clone reports them, but they are held
+    /// once.
     pub fn memory_bytes(&self) -> usize {
-        self.timeline.memory_bytes()
-            + self.translations.memory_bytes()
-            + self.rotations.memory_bytes()
-            + self.scales.memory_bytes()
-            + self.root_motion.as_ref().map_or(0, RootMotion::memory_bytes)
+        self.timeline.memory_bytes() + self.tracks.memory_bytes()
     }
 
     /// The measured resampling error.
@@ -376,7 +386,7 @@ impl RuntimeClip {
 
     /// The extracted root motion, when requested.
     pub fn root_motion(&self) -> Option<&RootMotion> {
-        self.root_motion.as_ref()
+        self.tracks.root_motion.as_ref()
     }
 
     /// The frame timeline.
@@ -407,13 +417,14 @@ impl RuntimeClip {
             ));
         };
         let (f, u) = self.timeline.coords(time);
+        let tracks = &*self.tracks;
         for (joint, o) in out.iter_mut().enumerate() {
             let (group, lane) = (joint / 4, joint % 4);
-            let t = self
+            let t = tracks
                 .translations
                 .reference_lane(group, lane, f, u, Property::Translation);
-            let r = self.rotations.reference_lane(group, lane, f, u, Property::Rotation);
-            let s = self.scales.reference_lane(group, lane, f, u, Property::Scale);
+            let r = tracks.rotations.reference_lane(group, lane, f, u, Property::Rotation);
+            let s = tracks.scales.reference_lane(group, lane, f, u, Property::Scale);
             *o = Transform {
                 translation: t.truncate(),
                 rotation: Quat::from_vec4(r),

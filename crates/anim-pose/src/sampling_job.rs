@@ -83,9 +83,10 @@ impl SamplingJob<'_> {
 /// The portable passes: translations, rotations, scales, each constants then interpolated groups.
 fn sample_portable(clip: &RuntimeClip, f: usize, u: f32, output: &mut [SoaTransform]) {
     let u = Vec4::splat(u);
-    sample_vec3(&clip.translations, f, u, output, |t| &mut t.translation);
-    sample_rotations(&clip.rotations, f, u, output);
-    sample_vec3(&clip.scales, f, u, output, |t| &mut t.scale);
+    let tracks = &*clip.tracks;
+    sample_vec3(&tracks.translations, f, u, output, |t| &mut t.translation);
+    sample_rotations(&tracks.rotations, f, u, output);
+    sample_vec3(&tracks.scales, f, u, output, |t| &mut t.scale);
 }
 
 /// Writes the constant groups of one property (the field `field` selects) from their stored values.
@@ -288,7 +289,7 @@ mod tests {
         });
         let c = clip("steps", vec![step, ramp]);
         let rc = RuntimeClip::build(&c, &skeleton, &RuntimeClipOptions::default()).expect("builds");
-        assert_eq!(rc.translations.masks, vec![Vec4::new(1.0, 1.0, 0.0, 1.0)]);
+        assert_eq!(rc.tracks.translations.masks, vec![Vec4::new(1.0, 1.0, 0.0, 1.0)]);
         for t in [0.0, 0.1, 0.2, 0.3, 0.6, 0.74, 0.8, 0.99] {
             let pose = sample(&rc, t);
             let held = (4.0 * t).floor();
@@ -323,12 +324,10 @@ mod tests {
         let c = clip("flip", vec![c]);
         let rc = RuntimeClip::build(&c, &skeleton, &RuntimeClipOptions::default()).expect("builds");
         assert!(rc.error().rotation <= 1e-3);
-        let n = rc.rotations.anim_groups.len();
+        let rotations = &rc.tracks.rotations;
+        let n = rotations.anim_groups.len();
         for f in 1..rc.frame_count() {
-            let (a, b) = (
-                rc.rotations.frames[(f - 1) * n].lane(1),
-                rc.rotations.frames[f * n].lane(1),
-            );
+            let (a, b) = (rotations.frames[(f - 1) * n].lane(1), rotations.frames[f * n].lane(1));
             assert!(a.dot(b) >= 0.0, "frames {} and {f} are in opposite hemispheres", f - 1);
         }
         for i in 0..=50 {

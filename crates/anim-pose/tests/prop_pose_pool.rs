@@ -176,7 +176,7 @@ fn op_strategy() -> impl Strategy<Value = Op> {
 }
 
 /// Checks every clip slot and every active bucket slot against the direct computation.
-fn check_slots(pool: &PosePool<'_>, skeleton: &Skeleton, clips: &[RuntimeClip]) -> Result<(), TestCaseError> {
+fn check_slots(pool: &PosePool, skeleton: &Skeleton, clips: &[RuntimeClip]) -> Result<(), TestCaseError> {
     for (c, slots) in pool.clip_table().iter().enumerate() {
         for s in 0..slots.slot_count as usize {
             let t = pool.clip_slot_time(c as u16, s).expect("in range");
@@ -191,7 +191,7 @@ fn check_slots(pool: &PosePool<'_>, skeleton: &Skeleton, clips: &[RuntimeClip]) 
 
 /// Checks the slots of an active bucket against a direct blend of its clips at the target clip's slot phases.
 fn check_bucket(
-    pool: &PosePool<'_>,
+    pool: &PosePool,
     skeleton: &Skeleton,
     clips: &[RuntimeClip],
     (from, to): (u16, u16),
@@ -251,7 +251,7 @@ fn check_bucket(
 }
 
 /// Checks one mapped instance against the single mapping and the slot contract.
-fn check_mapping(pool: &PosePool<'_>, track: u16, time: f32, batch: SlotRef) -> Result<(), TestCaseError> {
+fn check_mapping(pool: &PosePool, track: u16, time: f32, batch: SlotRef) -> Result<(), TestCaseError> {
     let single = pool.map(track, time).expect("a valid track maps");
     prop_assert!(
         (0.0..1.0).contains(&batch.fraction),

@@ -5,89 +5,56 @@ use std::sync::Arc;
 use bevy::asset::io::Reader;
 use bevy::asset::{Asset, AssetLoader, LoadContext};
 use bevy::reflect::TypePath;
-use crowd_frame::{Character, CharacterOptions, ClipId};
+use crowd_frame::{Character, ClipId};
+use crowd_gpu::{AssetOptions, CrowdAsset};
 use crowd_mesh::{Material, PackedMesh};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 
+/// The viewport height the LOD thresholds are made for, in pixels: a 1080-line screen, the common full-HD height.
+const LOD_VIEWPORT_PX: f32 = 1080.0;
+/// The largest LOD error the LOD thresholds allow, in pixels at [`LOD_VIEWPORT_PX`]: half a pixel, below what a
+/// viewer sees.
+const LOD_ERROR_PX: f32 = 0.5;
+
 /// A character for crowds: skeleton `skeleton` of a glTF model with its clips (crowd-frame's [`Character`]), its
 /// bound meshes packed with their LODs, and their materials. Loaded by [`CrowdCharacterLoader`] from `.glb` files
 /// (and `.gltf` files with embedded buffers) with `AssetServer::load::<CrowdCharacter>`.
 ///
-/// The character lives until the process exits: a `CrowdFrame` borrows its character for its whole life, and a
-/// Bevy component must be `'static`, so the loader leaks one [`Character`] per load (a few megabytes for a
-/// typical model; reloading the file leaks another).
+/// Every crowd of the character and the render world share it through `Arc`s: cloning the asset, building a crowd
+/// of it or extracting the crowd copies nothing. The [`Character`] is freed when the asset is reloaded or dropped
+/// and the last crowd built from it is gone.
 #[derive(Asset, TypePath, Clone)]
 pub struct CrowdCharacter {
-    pub(crate) data: Arc<CharacterData>,
-}
-
-/// What a crowd and its renderer share of a character; immutable once loaded.
-pub(crate) struct CharacterData {
-    pub(crate) character: &'static Character,
-    pub(crate) packed: Vec<PackedMesh>,
-    pub(crate) materials: Vec<Material>,
-    /// The largest clip's bounding radius, in the model's units (for LOD thresholds).
-    pub(crate) radius: f32,
+    pub(crate) data: Arc<CrowdAsset>,
 }
 
 impl CrowdCharacter {
-    /// Imports a glTF file's bytes (`path` names it in errors): skeleton `skeleton`, its bound meshes and clips.
+    /// Imports a glTF file's bytes (`path` names it in errors): skeleton `skeleton`, its bound meshes and clips, and
+    /// LOD thresholds that keep each level within half a pixel on a 1080-line viewport.
     ///
     /// # Errors
     ///
     /// [`Error::Import`] for a file that does not import, [`Error::NoSkin`] for a model without a skinned mesh on
     /// that skeleton, [`Error::NoClip`] for one without clips, [`Error::Mesh`] and [`Error::Frame`] for meshes
-    /// or clips that cannot be packed, [`Error::Bounds`] for empty or non-finite animated bounds.
+    /// or clips that cannot be packed, [`Error::Bounds`] for empty or non-finite animated bounds, [`Error::Asset`]
+    /// for anything else crowd-gpu refuses.
     pub fn from_gltf(bytes: &[u8], path: &str, skeleton: usize) -> Result<Self, Error> {
         let model = anim_pose::import_slice(bytes, None).map_err(|source| Error::Import {
             path: path.to_owned(),
             source,
         })?;
-        let no_skin = || Error::NoSkin {
-            path: path.to_owned(),
+        let options = AssetOptions {
             skeleton,
+            viewport_px: LOD_VIEWPORT_PX,
+            max_error_px: LOD_ERROR_PX,
+            ..AssetOptions::default()
         };
-        let binding = model
-            .bindings
-            .iter()
-            .find(|b| b.skeleton == skeleton)
-            .ok_or_else(no_skin)?;
-        let sk = model.skeletons.get(skeleton).ok_or_else(no_skin)?;
-        let meshes = &model.meshes[binding.meshes.clone()];
-        let packed = meshes
-            .iter()
-            .map(|m| PackedMesh::new(m, sk.skin_joint_count()))
-            .collect::<crowd_mesh::Result<Vec<_>>>()
-            .map_err(|source| Error::Mesh {
-                path: path.to_owned(),
-                source,
-            })?;
-        if packed.is_empty() {
-            return Err(no_skin());
-        }
-        let materials = binding
-            .meshes
-            .clone()
-            .map(|i| Material::of_mesh(&model, i))
-            .collect::<crowd_mesh::Result<Vec<_>>>()
-            .map_err(|source| Error::Mesh {
-                path: path.to_owned(),
-                source,
-            })?;
-        let frame_error = |source| Error::Frame {
-            path: path.to_owned(),
-            source,
-        };
-        let character = Character::from_model(&model, skeleton, &CharacterOptions::default())
-            .and_then(|c| c.with_lod_count(packed[0].lods.len()))
-            .map_err(frame_error)?;
-        if character.clips().is_empty() {
-            return Err(Error::NoClip { path: path.to_owned() });
-        }
-        let (min, max) = character
+        let asset = CrowdAsset::from_model(&model, &options).map_err(|e| asset_error(e, path, skeleton))?;
+        let (min, max) = asset
+            .character
             .clip_bounds()
             .iter()
             .fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), b| {
@@ -96,24 +63,13 @@ impl CrowdCharacter {
         if !((max - min).is_finite() && (max - min).max_element() > 0.0) {
             return Err(Error::Bounds { path: path.to_owned() });
         }
-        let radius = character
-            .clip_bounds()
-            .iter()
-            .map(|b| ((b.max - b.min) * 0.5).length())
-            .fold(0.0, f32::max);
-        Ok(Self {
-            data: Arc::new(CharacterData {
-                character: Box::leak(Box::new(character)),
-                packed,
-                materials,
-                radius,
-            }),
-        })
+        Ok(Self { data: Arc::new(asset) })
     }
 
-    /// The crowd-frame character.
-    pub fn character(&self) -> &'static Character {
-        self.data.character
+    /// The crowd-frame character, shared by every crowd of it (clone the `Arc` to build a crowd or a renderer of
+    /// it outside the plugin).
+    pub fn character(&self) -> &Arc<Character> {
+        &self.data.character
     }
 
     /// The clips' names, in [`ClipId`] order.
@@ -136,7 +92,7 @@ impl CrowdCharacter {
 
     /// The packed meshes (skeleton's bound meshes, with their LODs).
     pub fn meshes(&self) -> &[PackedMesh] {
-        &self.data.packed
+        &self.data.meshes
     }
 
     /// Their materials, one per mesh.
@@ -150,12 +106,31 @@ impl CrowdCharacter {
     }
 }
 
+/// The plugin's error for crowd-gpu's refusal of skeleton `skeleton` of the file at `path`: a skeleton without a
+/// bound mesh or without a clip is named as such, the rest keeps crowd-mesh's or crowd-frame's error.
+fn asset_error(error: crowd_gpu::Error, path: &str, skeleton: usize) -> Error {
+    let path = path.to_owned();
+    match error {
+        crowd_gpu::Error::NoMeshes { .. }
+        | crowd_gpu::Error::Frame(crowd_frame::Error::SkeletonUnused {
+            missing: "mesh bound", ..
+        }) => Error::NoSkin { path, skeleton },
+        crowd_gpu::Error::Frame(crowd_frame::Error::SkeletonUnused {
+            missing: "clip animating",
+            ..
+        }) => Error::NoClip { path },
+        crowd_gpu::Error::Mesh(source) => Error::Mesh { path, source },
+        crowd_gpu::Error::Frame(source) => Error::Frame { path, source },
+        source => Error::Asset { path, source },
+    }
+}
+
 impl std::fmt::Debug for CrowdCharacter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CrowdCharacter")
             .field("joints", &self.data.character.skeleton().joint_count())
             .field("clips", &self.clip_count())
-            .field("meshes", &self.data.packed.len())
+            .field("meshes", &self.data.meshes.len())
             .finish()
     }
 }

@@ -6,22 +6,18 @@ use bevy::asset::{Assets, Handle};
 use bevy::camera::{Camera, Camera3d};
 use bevy::ecs::prelude::*;
 use bevy::log::error;
-use bevy::render::renderer::RenderDevice;
+use bevy::render::renderer::{RenderAdapter, RenderDevice};
 use bevy::time::Time;
 use bevy::transform::components::GlobalTransform;
 use crowd_cull::{GroupDesc, Handle as InstanceHandle};
-use crowd_frame::{ClipId, CrowdFrame, FrameCamera, FrameSettings, Packet, Spawn};
-use crowd_gpu::RenderPath;
+use crowd_frame::{ClipId, CrowdFrame, FrameCamera, FrameSettings, Packet, ResendRequest, Spawn};
+use crowd_gpu::{CrowdAsset, CrowdRenderer, RenderPath};
 use glam::{Quat, Vec3, Vec4};
-use skin_pack::{FrameExchange, Overrun};
+use skin_pack::{FrameExchange, Overrun, PaletteEntry};
 
-use crate::asset::{CharacterData, CrowdCharacter};
+use crate::asset::CrowdCharacter;
 use crate::error::Error;
-
-/// The viewport height the default LOD thresholds are made for, in pixels.
-const LOD_VIEWPORT_PX: f32 = 1080.0;
-/// The largest LOD error the default thresholds allow, in pixels at [`LOD_VIEWPORT_PX`].
-const LOD_ERROR_PX: f32 = 0.5;
+use crate::render;
 
 /// How a [`Crowd`] is built once its character has loaded.
 #[derive(Clone, Debug, Default)]
@@ -29,11 +25,12 @@ pub struct CrowdOptions {
     /// The frame settings. `None` (the default): crowd-frame's defaults with LOD thresholds for half a pixel of
     /// error at 1080 lines, every instance in the pose pool, three packets dropping the oldest (so that the main
     /// world never waits for the render world), and the GPU-driven path where the render device allows it. Given
-    /// settings are taken as they are but for `packets` and `overrun`, which the plugin sets as above, and
-    /// `gpu_driven`, which [`CrowdOptions::path`] decides.
+    /// settings are taken as they are but for `packets` and `overrun`, which the plugin sets as above,
+    /// `gpu_driven`, which [`CrowdOptions::path`] decides, and on the GPU-driven path `max_slots`, which the plugin
+    /// lowers to what the crowd's renderer holds on Bevy's render device (`CrowdRenderer::max_resident_slots`).
     pub settings: Option<FrameSettings>,
-    /// The render path. `None` (the default): [`RenderPath::for_device`] of Bevy's render device, and CPU-culled in
-    /// an app without one.
+    /// The render path. `None` (the default): [`RenderPath::for_config`] of Bevy's render device and adapter, and
+    /// CPU-culled in an app without them.
     pub path: Option<RenderPath>,
 }
 
@@ -52,8 +49,9 @@ pub struct Crowd {
 
 /// A crowd whose character has loaded.
 pub(crate) struct Ready {
-    pub(crate) frame: CrowdFrame<'static>,
-    pub(crate) data: Arc<CharacterData>,
+    pub(crate) frame: CrowdFrame,
+    /// The character's asset: the frame shares its character, the renderer uploads its meshes.
+    pub(crate) asset: Arc<CrowdAsset>,
     pub(crate) group: Arc<GroupDesc>,
     pub(crate) path: RenderPath,
 }
@@ -89,13 +87,13 @@ impl Crowd {
     }
 
     /// The crowd-frame crowd, once ready: its store, stats and every read-only call.
-    pub fn frame(&self) -> Option<&CrowdFrame<'static>> {
+    pub fn frame(&self) -> Option<&CrowdFrame> {
         self.state.as_ref().map(|s| &s.frame)
     }
 
     /// The crowd-frame crowd, once ready, for calls this type does not forward. Do not call its `step`: the
     /// plugin steps it.
-    pub fn frame_mut(&mut self) -> Option<&mut CrowdFrame<'static>> {
+    pub fn frame_mut(&mut self) -> Option<&mut CrowdFrame> {
         self.state.as_mut().map(|s| &mut s.frame)
     }
 
@@ -103,7 +101,7 @@ impl Crowd {
         self.state.as_ref()
     }
 
-    fn frame_or_err(&mut self) -> Result<&mut CrowdFrame<'static>, Error> {
+    fn frame_or_err(&mut self) -> Result<&mut CrowdFrame, Error> {
         self.frame_mut().ok_or(Error::NotReady)
     }
 
@@ -209,35 +207,43 @@ impl std::fmt::Debug for Crowd {
     }
 }
 
-/// The frame settings of a crowd of `data` on `path`, from the options.
-fn settings_for(data: &CharacterData, options: &CrowdOptions, path: RenderPath) -> FrameSettings {
-    let mut settings = options.settings.clone().unwrap_or_else(|| {
-        let defaults = FrameSettings::default();
-        FrameSettings {
-            lod_thresholds: crowd_mesh::lod_thresholds(
-                &data.packed[0].lods,
-                data.radius,
-                LOD_VIEWPORT_PX,
-                LOD_ERROR_PX,
-                defaults.hysteresis,
-            ),
-            // Everyone pooled: no baked tiers without a bake, and the pool is shared by all.
-            tier_thresholds: [50.0, 1e-6, 1e-7],
-            ..defaults
-        }
+/// The frame settings of a crowd of `asset` on `path`, from the options; `max_slots` is the most slots the
+/// crowd's renderer holds on the GPU-driven path (`None` in an app without a render device).
+pub(crate) fn settings_for(
+    asset: &CrowdAsset,
+    options: &CrowdOptions,
+    path: RenderPath,
+    max_slots: Option<usize>,
+) -> FrameSettings {
+    let mut settings = options.settings.clone().unwrap_or_else(|| FrameSettings {
+        // Everyone pooled: no baked tiers without a bake, and the pool is shared by all.
+        tier_thresholds: [50.0, 1e-6, 1e-7],
+        ..asset.frame_settings()
     });
     settings.packets = 3;
     settings.overrun = Overrun::DropOldest;
     settings.gpu_driven = path == RenderPath::GpuDriven;
+    if settings.gpu_driven
+        && let Some(max) = max_slots
+    {
+        settings.max_slots = settings.max_slots.min(max);
+    }
     settings
 }
 
-/// Builds each crowd whose character has loaded (once).
+/// Builds each crowd whose character has loaded (once), for the path and the resident slot limit of Bevy's
+/// render device.
 pub(crate) fn build_crowds(
     mut crowds: Query<(Entity, &mut Crowd)>,
     characters: Res<Assets<CrowdCharacter>>,
     device: Option<Res<RenderDevice>>,
+    adapter: Option<Res<RenderAdapter>>,
 ) {
+    let device = device.as_ref().map(|d| d.wgpu_device());
+    // The path and the slot limit depend on the device's limits and the adapter's flags, not on the formats.
+    let config = device
+        .zip(adapter.as_ref())
+        .map(|(d, a)| render::renderer_config(a, d, render::PROBE_TARGET));
     for (entity, mut crowd) in &mut crowds {
         if crowd.state.is_some() {
             continue;
@@ -245,14 +251,16 @@ pub(crate) fn build_crowds(
         let Some(character) = characters.get(&crowd.character) else {
             continue;
         };
-        let data = character.data.clone();
-        let path = crowd.options.path.unwrap_or_else(|| {
-            device
-                .as_ref()
-                .map_or(RenderPath::CpuCulled, |d| RenderPath::for_device(d.wgpu_device()))
+        let asset = character.data.clone();
+        let path = crowd.options.path.unwrap_or_else(|| match device.zip(config.as_ref()) {
+            Some((d, c)) => RenderPath::for_config(d, c),
+            None => RenderPath::CpuCulled,
         });
-        let settings = settings_for(&data, &crowd.options, path);
-        let built = CrowdFrame::new(data.character, settings).and_then(|frame| {
+        let max_slots = device
+            .zip(config.as_ref())
+            .map(|(d, c)| CrowdRenderer::<PaletteEntry>::max_resident_slots(d, c));
+        let settings = settings_for(&asset, &crowd.options, path, max_slots);
+        let built = CrowdFrame::new(asset.character.clone(), settings).and_then(|frame| {
             let group = frame.store().group_desc(frame.group())?.clone();
             Ok((frame, group))
         });
@@ -260,7 +268,7 @@ pub(crate) fn build_crowds(
             Ok((frame, group)) => {
                 crowd.state = Some(Ready {
                     frame,
-                    data,
+                    asset,
                     group: Arc::new(group),
                     path,
                 });
@@ -321,18 +329,21 @@ pub(crate) fn step_crowds(mut crowds: Query<(Entity, &mut Crowd)>, time: Res<Tim
 #[derive(Clone)]
 pub(crate) struct CrowdLink {
     pub(crate) exchange: Arc<FrameExchange<Packet>>,
-    pub(crate) data: Arc<CharacterData>,
+    pub(crate) asset: Arc<CrowdAsset>,
     pub(crate) group: Arc<GroupDesc>,
     pub(crate) path: RenderPath,
+    /// Asks the crowd for a full resend when its renderer is out of step with the packets.
+    pub(crate) resend: ResendRequest,
 }
 
 impl Ready {
     pub(crate) fn link(&self) -> CrowdLink {
         CrowdLink {
             exchange: self.frame.exchange().clone(),
-            data: self.data.clone(),
+            asset: self.asset.clone(),
             group: self.group.clone(),
             path: self.path,
+            resend: self.frame.resend_requester(),
         }
     }
 }

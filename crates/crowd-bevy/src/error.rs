@@ -2,6 +2,7 @@
 
 /// What went wrong in the plugin: each variant names the file or the crowd call.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The asset source could not be read.
     #[error("{path}: cannot read the file: {message}")]
@@ -57,6 +58,15 @@ pub enum Error {
         /// crowd-frame's error.
         #[source]
         source: crowd_frame::Error,
+    },
+    /// crowd-gpu refused the model for another reason than the ones above.
+    #[error("{path}: the model cannot make a crowd character")]
+    Asset {
+        /// The asset path.
+        path: String,
+        /// crowd-gpu's error.
+        #[source]
+        source: crowd_gpu::Error,
     },
     /// A crowd call before the crowd's character has loaded.
     #[error("the crowd's character has not loaded yet (or failed to load)")]

@@ -4,6 +4,11 @@
 //!   (`PostUpdate`, after transforms and cameras), extracts each crowd's packet exchange and the sun to the render
 //!   world (shared handles: nothing is copied per instance), and draws each crowd in every 3D camera's main pass,
 //!   after Bevy's opaque meshes and against the same depth buffer, with Bevy's `RenderDevice` and `RenderQueue`.
+//! - The render world keeps one crowd-gpu pipeline cache per render device ([`render::CrowdPipelineCache`]), which
+//!   every crowd's renderer shares. Each frame it prepares every crowd's newest packet into one encoder, submitted
+//!   before Bevy's passes, and each camera's view of each crowd (its camera and, on the GPU-driven path, its cull
+//!   pass) into that camera's encoder just before the crowd's draws. A renderer out of step with its crowd's
+//!   packets asks the crowd for a full resend and draws what it holds until the resend arrives.
 //! - A game loads a character with `AssetServer::load::<CrowdCharacter>("Fox.glb")`, spawns an entity with
 //!   [`Crowd::new`], and once [`Crowd::is_ready`] adds, moves, removes and animates instances with crowd-frame's
 //!   calls ([`Crowd::add`], [`Crowd::set_position`], [`Crowd::play`]...). No entity exists per instance.
@@ -31,7 +36,7 @@ use bevy::core_pipeline::Core3d;
 use bevy::core_pipeline::Core3dSystems;
 use bevy::core_pipeline::core_3d::{main_opaque_pass_3d, main_transparent_pass_3d};
 use bevy::ecs::prelude::*;
-use bevy::render::{ExtractSchedule, Render, RenderApp, RenderSystems};
+use bevy::render::{ExtractSchedule, Render, RenderApp, RenderStartup, RenderSystems};
 use bevy::transform::TransformSystems;
 
 pub use asset::{CrowdCharacter, CrowdCharacterLoader, CrowdCharacterSettings};
@@ -70,6 +75,7 @@ impl Plugin for CrowdPlugin {
             .init_resource::<render::ExtractedCrowds>()
             .init_resource::<render::ExtractedSun>()
             .init_resource::<render::CrowdGpus>()
+            .add_systems(RenderStartup, render::init_device)
             .add_systems(ExtractSchedule, render::extract_crowds)
             .add_systems(Render, render::prepare_crowds.in_set(RenderSystems::PrepareResources))
             .add_systems(

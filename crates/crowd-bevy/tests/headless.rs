@@ -1,7 +1,7 @@
 //! One Bevy frame on the real adapter (lavapipe in CI) into a 256 × 160 image: three Foxes drawn by the plugin, a
 //! Bevy cube in front of the left half of the middle Fox and one behind the right Fox. The crowd's pixels must match
 //! crowd-gpu's own render of the same crowd (same camera, same poses, same light) on its own device, and the cubes
-//! must occlude as depth says.
+//! must occlude as depth says. A second crowd then draws with the pipelines the first one compiled.
 
 #[path = "../examples/common/headless.rs"]
 mod headless;
@@ -10,12 +10,14 @@ use std::time::Duration;
 
 use bevy::core_pipeline::tonemapping::{DebandDither, Tonemapping};
 use bevy::prelude::*;
+use bevy::render::RenderApp;
 use bevy::render::view::Msaa;
 use bevy::time::TimeUpdateStrategy;
+use crowd_bevy::render::CrowdPipelineCache;
 use crowd_bevy::{ClipId, Crowd, CrowdCamera, CrowdCharacter, CrowdOptions, CrowdPlugin, RenderPath, Spawn};
 use crowd_frame::{CrowdFrame, FrameSettings};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::{CrowdRenderer, RendererConfig};
+use crowd_gpu::{CrowdRenderer, PipelineCache, RendererConfig, ViewDesc};
 
 const W: u32 = 256;
 const H: u32 = 160;
@@ -36,7 +38,7 @@ struct Layout {
 
 /// The crowd's frame clock when the Foxes were added.
 #[derive(Resource, Default)]
-struct SpawnedAt(Option<f32>);
+struct SpawnedAt(Option<f64>);
 
 fn spawns(layout: Layout) -> Vec<Spawn> {
     (0..3)
@@ -173,20 +175,21 @@ fn crowd_pixels_match_crowd_gpu_and_bevy_cubes_occlude_by_depth() {
 
     // crowd-gpu's own render of the same crowd: the same settings, spawns, clock, camera and light.
     let gpu = Gpu::open(None).expect("a device").expect("an adapter");
-    let mut frame: CrowdFrame = CrowdFrame::new(character.character(), {
+    let mut frame: CrowdFrame = CrowdFrame::new(character.character().clone(), {
         let mut s = settings(&character);
         s.gpu_driven = path == RenderPath::GpuDriven;
         s
     })
     .expect("the reference crowd");
-    frame.step(t0, &camera).expect("the first step");
+    frame.step(t0 as f32, &camera).expect("the first step");
     let foxes = spawns(layout);
     let mut handles = vec![crowd_cull::Handle::default(); foxes.len()];
     frame.add_many(&foxes, &mut handles).expect("the Foxes");
-    frame.step(now - t0, &camera).expect("the step");
+    frame.step((now - t0) as f32, &camera).expect("the step");
     let target = OffscreenTarget::new(&gpu.device, W, H).expect("the target");
     let config: RendererConfig = gpu.offscreen_config();
-    let mut renderer = CrowdRenderer::new(&gpu.device, &config).expect("the renderer");
+    let cache = PipelineCache::new(&gpu.device);
+    let mut renderer = CrowdRenderer::new(&gpu.device, &cache, &config).expect("the renderer");
     for (m, material) in character.meshes().iter().zip(character.materials()) {
         renderer
             .add_mesh(&gpu.device, &gpu.queue, m, material)
@@ -198,20 +201,19 @@ fn crowd_pixels_match_crowd_gpu_and_bevy_cubes_occlude_by_depth() {
     }
     renderer.set_lighting(lighting);
     let packet = frame.exchange().begin_read().expect("the packet");
-    renderer.prepare(&gpu.device, &gpu.queue, &packet).expect("prepare");
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    renderer.prepare(&gpu.device, &mut encoder, &packet).expect("prepare");
     // The reference renders with ordinary depth (less, cleared to 1) and a finite projection of the same frustum
     // sides: the colours do not depend on the depth convention.
-    let mut view = renderer.create_view(&gpu.device, &gpu.queue).expect("the view");
-    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    let mut view = renderer.create_view(&gpu.device).expect("the view");
     let (sx, sy) = (camera.proj.x_axis.x, camera.proj.y_axis.y);
     let far = crowd_frame::FrameCamera {
         proj: glam::camera::rh::proj::directx::perspective(2.0 * (1.0 / sy).atan(), sy / sx, 0.05 * h, 1e3 * s),
         ..camera
     };
-    renderer
-        .prepare_view(&gpu.device, &gpu.queue, &mut encoder, &mut view, &far)
+    let prepared = renderer
+        .prepare_view(&gpu.device, &mut encoder, &mut view, ViewDesc::new(far))
         .expect("the view prepares");
-    gpu.queue.submit([encoder.finish()]);
     let clear = wgpu::Color {
         r: f64::from(CLEAR[0]),
         g: f64::from(CLEAR[1]),
@@ -219,7 +221,7 @@ fn crowd_pixels_match_crowd_gpu_and_bevy_cubes_occlude_by_depth() {
         a: 1.0,
     };
     let reference = target
-        .render(&gpu, clear, |pass| renderer.render_view(&view, pass))
+        .render_after(&gpu, encoder, clear, |pass| renderer.render_view(&prepared, pass))
         .expect("the reference renders");
     drop(packet);
 
@@ -277,4 +279,33 @@ fn crowd_pixels_match_crowd_gpu_and_bevy_cubes_occlude_by_depth() {
         shown_before_back > 100,
         "the right Fox is drawn over the cube behind it ({shown_before_back} pixels)"
     );
+
+    // A second crowd of the character: its renderer takes every pipeline from the render device's one cache.
+    let compiled = |app: &App| {
+        app.sub_app(RenderApp)
+            .world()
+            .resource::<CrowdPipelineCache>()
+            .0
+            .stats()
+    };
+    let before = compiled(&app);
+    assert!(
+        before.render_pipelines > 0,
+        "the first crowd's renderer compiled into the shared cache: {before:?}"
+    );
+    let handle = app.world().get::<Crowd>(crowd).expect("the crowd").character().clone();
+    let options = CrowdOptions {
+        settings: Some(settings(&character)),
+        path: None,
+    };
+    let second = app.world_mut().spawn(Crowd::with_options(handle, options)).id();
+    app.update();
+    let mut c = app.world_mut().get_mut::<Crowd>(second).expect("the second crowd");
+    c.add(&spawns(layout)[0]).expect("a Fox");
+    app.update();
+    app.update();
+    let c = app.world().get::<Crowd>(second).expect("the second crowd");
+    let read = c.frame().expect("ready").exchange().stats().read;
+    assert!(read > 0, "the second crowd's renderer took its packets ({read})");
+    assert_eq!(compiled(&app), before, "the second crowd compiled nothing");
 }

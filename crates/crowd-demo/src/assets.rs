@@ -2,6 +2,7 @@
 //! speed of each clip, and the measures that scale a scene to it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anim_pose::Model;
@@ -34,8 +35,10 @@ pub struct Assets {
     pub packed: Vec<PackedMesh>,
     /// Their materials.
     pub materials: Vec<Material>,
-    /// The crowd-frame character of skeleton 0.
-    pub character: Character,
+    /// The model's mesh index of each packed mesh (a bake's meshes are found by it).
+    pub model_meshes: Vec<usize>,
+    /// The crowd-frame character of skeleton 0, shared by the crowd and the renderer.
+    pub character: Arc<Character>,
     /// Per clip, the ground velocity at playback speed 1 ([`crate::motion::ground_velocities`]).
     pub ground_velocity: Vec<Vec3>,
     /// The scene's measures for this model.
@@ -136,11 +139,13 @@ impl Assets {
             size.z,
             started.elapsed().as_secs_f64()
         );
+        let model_meshes = binding.meshes.clone().collect();
         Ok(Self {
             model,
             packed,
             materials,
-            character,
+            model_meshes,
+            character: Arc::new(character),
             ground_velocity,
             framing,
         })

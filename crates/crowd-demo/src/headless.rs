@@ -40,7 +40,7 @@ pub struct Outcome {
 /// # Errors
 ///
 /// No adapter, and the toolkit's errors.
-pub fn run(args: &Args, scene: &Scene, assets: &'static Assets) -> Result<()> {
+pub fn run(args: &Args, scene: &Scene, assets: &Arc<Assets>) -> Result<()> {
     let outcome = render(args, scene, assets)?;
     outcome.report.print();
     if args.bench {
@@ -55,13 +55,13 @@ pub fn run(args: &Args, scene: &Scene, assets: &'static Assets) -> Result<()> {
 /// # Errors
 ///
 /// As [`run`].
-pub fn render(args: &Args, scene: &Scene, assets: &'static Assets) -> Result<Outcome> {
+pub fn render(args: &Args, scene: &Scene, assets: &Arc<Assets>) -> Result<Outcome> {
     let gpu = Gpu::open_with(None, wgpu::Features::empty())?.ok_or_else(|| anyhow!(NO_ADAPTER))?;
     let (width, height) = args.size;
     let path = if args.cpu_culled {
         RenderPath::CpuCulled
     } else {
-        RenderPath::for_device(&gpu.device)
+        RenderPath::for_config(&gpu.device, &gpu.offscreen_config())
     };
     let samples = if args.no_msaa {
         1
@@ -76,10 +76,11 @@ pub fn render(args: &Args, scene: &Scene, assets: &'static Assets) -> Result<Out
     );
     let settings = crate::frame_settings(assets, path, height as f32, scene.camera.fov.to_radians());
     let crowd = crate::crowd(assets, settings)?;
-    let mut world = World::new(crowd, assets, scene.clone(), crate::start_count(args, scene)?)?;
+    let mut world = World::new(crowd, assets.clone(), scene.clone(), crate::start_count(args, scene)?)?;
     let (centre, extent) = world.bounds();
     let camera = crate::start_camera(scene, assets, centre, extent);
-    let mut stage = Stage::for_world(&gpu.device, &gpu.queue, OFFSCREEN_COLOR_FORMAT, samples, path, &world)?;
+    let config = crate::stage::renderer_config(&gpu.adapter, &gpu.device, OFFSCREEN_COLOR_FORMAT, samples);
+    let mut stage = Stage::for_world(&gpu.device, &gpu.queue, config, path, &world)?;
     stage.set_debug_view(args.view.debug_view());
     let target = OffscreenTarget::new(&gpu.device, width, height)?;
     let seconds = args.seconds.unwrap_or(4.0);

@@ -29,6 +29,7 @@ pub mod window;
 pub mod world;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
@@ -154,15 +155,15 @@ pub fn run(args: &Args) -> Result<()> {
     let scene = Scene::load(&scene::scene_path(&args.scene))?;
     println!("scene: {} ({})", args.scene_name(), scene.description);
     let model = args.model.clone().unwrap_or_else(assets::default_model);
-    // The simulation thread borrows the character for as long as the process runs.
-    let assets: &'static Assets = Box::leak(Box::new(Assets::load(&model, scene.spear.as_deref())?));
+    // The simulation thread shares the model and its character with the render thread.
+    let assets = Arc::new(Assets::load(&model, scene.spear.as_deref())?);
     if args.headless || args.bench {
-        return headless::run(args, &scene, assets);
+        return headless::run(args, &scene, &assets);
     }
-    match window::run(args, &scene, assets) {
+    match window::run(args, &scene, assets.clone()) {
         Err(window::NoDisplay(why)) => {
             println!("window: none ({why}); rendering headless instead");
-            headless::run(args, &scene, assets)
+            headless::run(args, &scene, &assets)
         }
         Ok(result) => result,
     }
@@ -201,8 +202,8 @@ pub fn frame_settings(assets: &Assets, path: RenderPath, viewport_h: f32, fov_y:
 /// # Errors
 ///
 /// crowd-frame's errors.
-pub fn crowd(assets: &'static Assets, settings: FrameSettings) -> Result<CrowdFrame<'static>> {
-    CrowdFrame::new(&assets.character, settings).context("the crowd")
+pub fn crowd(assets: &Assets, settings: FrameSettings) -> Result<CrowdFrame> {
+    CrowdFrame::new(assets.character.clone(), settings).context("the crowd")
 }
 
 /// The count to start with: `--count`, else the scene's.

@@ -88,14 +88,14 @@ pub struct SimReport {
 /// # Errors
 ///
 /// The world's errors; a closed exchange (the render thread stopped) ends the run without error.
-pub fn run(world: &mut World<'_>, controls: &Arc<Mutex<Controls>>, pace: Pace) -> Result<SimReport> {
+pub fn run(world: &mut World, controls: &Arc<Mutex<Controls>>, pace: Pace) -> Result<SimReport> {
     let exchange = world.crowd().exchange().clone();
     let result = run_inner(world, controls, pace);
     exchange.close();
     result
 }
 
-fn run_inner(world: &mut World<'_>, controls: &Arc<Mutex<Controls>>, pace: Pace) -> Result<SimReport> {
+fn run_inner(world: &mut World, controls: &Arc<Mutex<Controls>>, pace: Pace) -> Result<SimReport> {
     let mut report = SimReport::default();
     let mut last = Instant::now();
     loop {

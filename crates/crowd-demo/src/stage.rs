@@ -5,11 +5,11 @@
 
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
-use crowd_frame::Packet;
+use anyhow::{Result, bail};
+use crowd_frame::{Packet, ResendRequest};
 use crowd_gpu::{
-    CrowdRenderer, CrowdView, DebugView, Lighting, PrepareStats, ProceduralFrame, ProceduralRenderer, RenderPath,
-    RendererConfig,
+    CrowdRenderer, CrowdView, DebugView, Lighting, PipelineCache, PrepareStats, ProceduralFrame, ProceduralRenderer,
+    RenderPath, RendererConfig, ViewDesc,
 };
 use glam::Vec3;
 
@@ -36,8 +36,9 @@ pub struct Stage {
     /// How far from the camera shadows reach.
     shadow_reach: f32,
     path: RenderPath,
-    color_format: wgpu::TextureFormat,
-    sample_count: u32,
+    config: RendererConfig,
+    /// Asks the crowd for a full resend when the renderer reports that it missed changes.
+    resend: Option<ResendRequest>,
     /// The MSAA colour (with more than one sample) and the depth attachment, for `size`.
     attachments: Option<(Option<wgpu::TextureView>, wgpu::TextureView, (u32, u32))>,
     /// A school's fish and the feed of their records.
@@ -45,29 +46,24 @@ pub struct Stage {
 }
 
 impl Stage {
-    /// A stage drawing `assets` into `color_format` views with `sample_count` samples (1, or 4 where the adapter
+    /// A stage drawing `assets` into passes of `config` (its colour format and samples: 1, or 4 where the adapter
     /// allows it) on `path`, with the ground `ground_half` units from `ground_centre` each way. On the GPU-driven
     /// path the renderer takes the crowd's group (`group`) and the model's bake.
     ///
     /// # Errors
     ///
     /// crowd-gpu's errors, and the bake's.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one constructor for both the window and headless frames"
-    )]
     pub fn new(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
-        color_format: wgpu::TextureFormat,
-        sample_count: u32,
+        config: RendererConfig,
         path: RenderPath,
         assets: &Assets,
         group: Option<&crowd_cull::GroupDesc>,
         ground: (Vec3, f32),
     ) -> Result<Self> {
-        let config = renderer_config(device, color_format, sample_count);
-        let mut renderer = CrowdRenderer::new(device, &config)?;
+        let cache = PipelineCache::new(device);
+        let mut renderer = CrowdRenderer::new(device, &cache, &config)?;
         for (m, material) in assets.packed.iter().zip(&assets.materials) {
             renderer.add_mesh(device, queue, m, material)?;
         }
@@ -80,27 +76,18 @@ impl Stage {
         }
         let lighting = Lighting::default();
         renderer.set_lighting(lighting);
-        let view = renderer.create_view(device, queue)?;
+        let view = renderer.create_view(device)?;
         let f = assets.framing;
         let ground = (Vec3::new(ground.0.x, f.ground_y, ground.0.z), ground.1);
-        let sun = Sun::new(
-            device,
-            queue,
-            &renderer,
-            lighting,
-            color_format,
-            sample_count,
-            ground,
-            2.0 * f.footprint,
-        )?;
+        let sun = Sun::new(device, &renderer, lighting, &config, ground, 2.0 * f.footprint)?;
         Ok(Self {
             renderer,
             view,
             sun,
             shadow_reach: 60.0 * f.height,
             path,
-            color_format,
-            sample_count,
+            config,
+            resend: None,
             attachments: None,
             fish: None,
         })
@@ -114,10 +101,9 @@ impl Stage {
     pub fn for_world(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
-        color_format: wgpu::TextureFormat,
-        sample_count: u32,
+        config: RendererConfig,
         path: RenderPath,
-        world: &crate::world::World<'_>,
+        world: &crate::world::World,
     ) -> Result<Self> {
         let assets = world.assets();
         let (centre, extent) = world.bounds();
@@ -125,18 +111,17 @@ impl Stage {
         let mut stage = Self::new(
             device,
             queue,
-            color_format,
-            sample_count,
+            config,
             path,
             assets,
             Some(&group),
             (centre, extent * 2.0 + assets.framing.footprint * 20.0),
         )?;
+        stage.resend = Some(world.crowd().resend_requester());
         if let Some(feed) = world.fish_feed() {
             let mesh = crowd_mesh::fish_mesh(MESH_LENGTH)?;
             let undulation = crowd_mesh::Undulation::for_mesh(&mesh);
-            let config = renderer_config(device, color_format, sample_count);
-            let mut fish = ProceduralRenderer::new(device, &config, &mesh, undulation)?;
+            let mut fish = ProceduralRenderer::new(device, &stage.config, &mesh, undulation)?;
             fish.set_lighting(Lighting::default());
             stage.fish = Some((fish, feed));
         }
@@ -160,12 +145,12 @@ impl Stage {
 
     /// The colour format the stage draws.
     pub fn color_format(&self) -> wgpu::TextureFormat {
-        self.color_format
+        self.config.color_format
     }
 
     /// MSAA samples.
     pub fn sample_count(&self) -> u32 {
-        self.sample_count
+        self.config.sample_count
     }
 
     /// Turns the crowd's shadows on the ground on or off.
@@ -184,16 +169,39 @@ impl Stage {
     }
 
     /// Applies a packet that will not be drawn (the GPU-driven path needs every packet's resident changes; the
-    /// CPU-culled one needs only those it draws).
+    /// CPU-culled one needs only those it draws), and submits its uploads.
     ///
     /// # Errors
     ///
     /// crowd-gpu's errors.
     pub fn skip(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, packet: &Packet) -> Result<()> {
         if self.path == RenderPath::GpuDriven {
-            self.renderer.prepare(device, queue, packet)?;
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("crowd-demo skipped frame"),
+            });
+            self.prepare(device, &mut encoder, packet)?;
+            queue.submit([encoder.finish()]);
         }
         Ok(())
+    }
+
+    /// Prepares `packet` into `encoder`. A renderer that missed changes (a frame the render thread never read)
+    /// asks the crowd for a full resend and keeps drawing what it holds until the resend arrives.
+    fn prepare(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        packet: &Packet,
+    ) -> Result<PrepareStats> {
+        match self.renderer.prepare(device, encoder, packet) {
+            Err(crowd_gpu::Error::OutOfStep { .. }) if self.resend.is_some() => {
+                if let Some(r) = &self.resend {
+                    r.request();
+                }
+                Ok(self.renderer.stats())
+            }
+            other => Ok(other?),
+        }
     }
 
     /// Draws `packet` into `target` (`size` pixels, the stage's colour format), clearing it to [`SKY`], and submits.
@@ -211,12 +219,13 @@ impl Stage {
         size: (u32, u32),
     ) -> Result<(PrepareStats, f32, f32)> {
         let started = Instant::now();
-        let prepared = self.renderer.prepare(device, queue, packet)?;
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("crowd-demo frame"),
         });
-        self.renderer
-            .prepare_view(device, queue, &mut encoder, &mut self.view, packet.camera())?;
+        let prepared = self.prepare(device, &mut encoder, packet)?;
+        let main = self
+            .renderer
+            .prepare_view(device, &mut encoder, &mut self.view, ViewDesc::new(*packet.camera()))?;
         let light = self.sun.light_camera(packet.camera(), self.shadow_reach);
         if let Some((fish, feed)) = &mut self.fish {
             let feed = feed
@@ -237,14 +246,14 @@ impl Stage {
             device,
             queue,
             &mut encoder,
-            (&self.renderer, self.fish.as_ref().map(|f| &f.0)),
+            (&self.renderer, &main, self.fish.as_ref().map(|f| &f.0)),
             packet.camera(),
             &light,
         )?;
         let prepare_ms = started.elapsed().as_secs_f32() * 1e3;
         let recorded = Instant::now();
         if self.attachments.as_ref().is_none_or(|a| a.2 != size) {
-            self.attachments = Some(self.make_attachments(device, size));
+            self.attachments = Some(make_attachments(device, &self.config, size));
         }
         let (msaa, depth, _) = self.attachments.as_ref().expect("made above");
         {
@@ -280,7 +289,7 @@ impl Stage {
                 multiview_mask: None,
             });
             self.sun.render_ground(&mut pass);
-            self.renderer.render_view(&self.view, &mut pass);
+            self.renderer.render_view(&main, &mut pass);
             if let Some((fish, _)) = &self.fish {
                 fish.draw(&mut pass);
             }
@@ -288,38 +297,45 @@ impl Stage {
         queue.submit([encoder.finish()]);
         Ok((prepared, prepare_ms, recorded.elapsed().as_secs_f32() * 1e3))
     }
-
-    fn make_attachments(
-        &self,
-        device: &wgpu::Device,
-        size: (u32, u32),
-    ) -> (Option<wgpu::TextureView>, wgpu::TextureView, (u32, u32)) {
-        let texture = |label, format| {
-            device
-                .create_texture(&wgpu::TextureDescriptor {
-                    label: Some(label),
-                    size: wgpu::Extent3d {
-                        width: size.0,
-                        height: size.1,
-                        depth_or_array_layers: 1,
-                    },
-                    mip_level_count: 1,
-                    sample_count: self.sample_count,
-                    dimension: wgpu::TextureDimension::D2,
-                    format,
-                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-                    view_formats: &[],
-                })
-                .create_view(&wgpu::TextureViewDescriptor::default())
-        };
-        let msaa = (self.sample_count > 1).then(|| texture("crowd-demo MSAA colour", self.color_format));
-        (msaa, texture("crowd-demo depth", DEPTH_FORMAT), size)
-    }
 }
 
-/// The renderers' configuration: `color_format` with `sample_count` samples over [`DEPTH_FORMAT`].
-fn renderer_config(device: &wgpu::Device, color_format: wgpu::TextureFormat, sample_count: u32) -> RendererConfig {
-    let mut config = RendererConfig::new(color_format, Some(DEPTH_FORMAT), device.limits());
+/// The MSAA colour (with more than one sample) and the depth attachment of `config` for `size`.
+fn make_attachments(
+    device: &wgpu::Device,
+    config: &RendererConfig,
+    size: (u32, u32),
+) -> (Option<wgpu::TextureView>, wgpu::TextureView, (u32, u32)) {
+    let texture = |label, format| {
+        device
+            .create_texture(&wgpu::TextureDescriptor {
+                label: Some(label),
+                size: wgpu::Extent3d {
+                    width: size.0,
+                    height: size.1,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: config.sample_count,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                view_formats: &[],
+            })
+            .create_view(&wgpu::TextureViewDescriptor::default())
+    };
+    let msaa = (config.sample_count > 1).then(|| texture("crowd-demo MSAA colour", config.color_format));
+    (msaa, texture("crowd-demo depth", DEPTH_FORMAT), size)
+}
+
+/// The renderers' configuration on `adapter`'s `device`: `color_format` with `sample_count` samples over
+/// [`DEPTH_FORMAT`].
+pub fn renderer_config(
+    adapter: &wgpu::Adapter,
+    device: &wgpu::Device,
+    color_format: wgpu::TextureFormat,
+    sample_count: u32,
+) -> RendererConfig {
+    let mut config = RendererConfig::for_device(adapter, device, color_format, Some(DEPTH_FORMAT));
     config.sample_count = sample_count;
     config
 }
@@ -353,15 +369,7 @@ fn bake(device: &wgpu::Device, queue: &wgpu::Queue, renderer: &mut CrowdRenderer
     let (Some(bat), Some(vat)) = (&bake.bat, &bake.vat) else {
         bail!("the bake has no bone or vertex animation");
     };
-    let Some(binding) = assets.model.bindings.iter().find(|b| b.skeleton == 0) else {
-        bail!("the model has no mesh bound to skeleton 0");
-    };
-    let first_vertex = bake
-        .first_vertices(binding.meshes.clone())
-        .context("a bound mesh is missing from the bake")?;
-    renderer.set_bat(device, queue, bat)?;
-    renderer.set_vat(device, queue, vat, &first_vertex)?;
-    renderer.set_segment_bounds(device, &bat.clips, &bake.bounds)?;
+    renderer.set_bake(device, queue, &bake, &assets.model_meshes)?;
     println!(
         "bake: {} clips in {:.1} s; bone animation {} KiB, vertex animation {} KiB, largest vertex error {:.2} mm",
         bake.clips.len(),

@@ -1,14 +1,15 @@
 //! The sun's shadows and the ground that receives them.
 //!
 //! Each frame the crowd is culled a second time for the sun's orthographic view (so that characters outside the
-//! main view still cast into it), drawn depth-only into the shadow map with `CrowdRenderer::render_view_depth_only`,
-//! and the ground (`shaders/ground_shadowed.wgsl`) reads that map. The characters themselves do not receive
-//! shadows: that needs the crowd's own shader to read the map.
+//! main view still cast into it), taking each character's LOD and tier from the main view (a shadow is drawn with
+//! the detail the character shows), drawn depth-only into the shadow map with
+//! `CrowdRenderer::render_view_depth_only`, and the ground (`shaders/ground_shadowed.wgsl`) reads that map. The
+//! characters themselves do not receive shadows: that needs the crowd's own shader to read the map.
 
 use anyhow::Result;
 use bytemuck::{Pod, Zeroable};
 use crowd_frame::FrameCamera;
-use crowd_gpu::{CrowdRenderer, CrowdView, Lighting, ProceduralRenderer};
+use crowd_gpu::{CrowdRenderer, CrowdView, Lighting, PreparedView, ProceduralRenderer, RendererConfig, ViewDesc};
 use glam::Vec3;
 
 use crate::stage::DEPTH_FORMAT;
@@ -48,23 +49,21 @@ pub struct Sun {
 
 impl Sun {
     /// The sun of `lighting` over a ground `half` units each way about `centre`, with squares of `square` units,
-    /// for a renderer drawing `color_format` with `sample_count` samples.
+    /// for a renderer drawing passes of `config` (its colour format and sample count).
     ///
     /// # Errors
     ///
     /// crowd-gpu's errors creating the sun's view.
-    #[expect(clippy::too_many_arguments, reason = "the ground's and the shadow map's settings")]
     pub fn new(
         device: &wgpu::Device,
-        queue: &wgpu::Queue,
         renderer: &CrowdRenderer,
         lighting: Lighting,
-        color_format: wgpu::TextureFormat,
-        sample_count: u32,
+        config: &RendererConfig,
         (centre, half): (Vec3, f32),
         square: f32,
     ) -> Result<Self> {
-        let view = renderer.create_view(device, queue)?;
+        let (color_format, sample_count) = (config.color_format, config.sample_count);
+        let view = renderer.create_view(device)?;
         let map = device
             .create_texture(&wgpu::TextureDescriptor {
                 label: Some("crowd-demo shadow map"),
@@ -183,9 +182,9 @@ impl Sun {
         }
     }
 
-    /// Culls the crowd of `renderer` for `light` (encoded into `encoder`), draws it and `fish` (prepared with `light`
-    /// as its depth camera) depth-only into the shadow map, and writes the ground's uniform for the main `camera`. Call after the
-    /// renderers' `prepare`.
+    /// Culls the crowd of `renderer` for `light` (encoded into `encoder`) with the LODs and tiers of `main` (the main
+    /// view, prepared for this frame), draws it and `fish` (prepared with `light` as its depth camera) depth-only into
+    /// the shadow map, and writes the ground's uniform for the main `camera`. Call after the renderers' `prepare`.
     ///
     /// # Errors
     ///
@@ -195,12 +194,12 @@ impl Sun {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
-        (renderer, fish): (&CrowdRenderer, Option<&ProceduralRenderer>),
+        (renderer, main, fish): (&CrowdRenderer, &PreparedView<'_>, Option<&ProceduralRenderer>),
         camera: &FrameCamera,
         light: &FrameCamera,
     ) -> Result<()> {
         if self.shadows {
-            renderer.prepare_view(device, queue, encoder, &mut self.view, light)?;
+            let shadow = renderer.prepare_view(device, encoder, &mut self.view, ViewDesc::following(*light, main))?;
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("crowd-demo shadow map"),
                 color_attachments: &[],
@@ -216,7 +215,7 @@ impl Sun {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            renderer.render_view_depth_only(&self.view, &mut pass);
+            renderer.render_view_depth_only(&shadow, &mut pass);
             if let Some(fish) = fish {
                 fish.draw_depth_only(&mut pass);
             }

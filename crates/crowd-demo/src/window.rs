@@ -41,7 +41,7 @@ pub struct NoDisplay(pub String);
 ///
 /// `Err(NoDisplay)` when no window can be opened (the caller renders headless instead); otherwise `Ok` of the run's
 /// result.
-pub fn run(args: &Args, scene: &Scene, assets: &'static Assets) -> std::result::Result<Result<()>, NoDisplay> {
+pub fn run(args: &Args, scene: &Scene, assets: Arc<Assets>) -> std::result::Result<Result<()>, NoDisplay> {
     let event_loop = EventLoop::new().map_err(|e| NoDisplay(e.to_string()))?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let seconds = args.seconds.unwrap_or(scene.seconds);
@@ -62,7 +62,7 @@ pub fn run(args: &Args, scene: &Scene, assets: &'static Assets) -> std::result::
 struct App {
     args: Args,
     scene: Scene,
-    assets: &'static Assets,
+    assets: Arc<Assets>,
     seconds: Option<Duration>,
     running: Option<Running>,
     result: Result<()>,
@@ -136,7 +136,7 @@ impl ApplicationHandler for App {
                     return;
                 }
                 r.held.insert(code);
-                if !event.repeat && r.key(code, self.assets) {
+                if !event.repeat && r.key(code, &self.assets) {
                     event_loop.exit();
                 }
             }
@@ -178,7 +178,7 @@ impl ApplicationHandler for App {
 
     fn exiting(&mut self, _event_loop: &ActiveEventLoop) {
         if let Some(r) = self.running.take() {
-            let result = r.finish(&self.args, self.assets);
+            let result = r.finish(&self.args, &self.assets);
             if self.result.is_ok() {
                 self.result = result;
             }
@@ -230,7 +230,15 @@ impl App {
         let path = if self.args.cpu_culled {
             RenderPath::CpuCulled
         } else {
-            RenderPath::for_device(&device)
+            RenderPath::for_config(
+                &device,
+                &crowd_gpu::RendererConfig::for_device(
+                    &adapter,
+                    &device,
+                    config.format,
+                    Some(crate::stage::DEPTH_FORMAT),
+                ),
+            )
         };
         let samples = if self.args.no_msaa {
             1
@@ -246,14 +254,15 @@ impl App {
             config.format,
             path.name()
         );
-        let assets = self.assets;
-        let settings = crate::frame_settings(assets, path, config.height as f32, self.scene.camera.fov.to_radians());
-        let crowd = crate::crowd(assets, settings)?;
+        let assets = self.assets.clone();
+        let settings = crate::frame_settings(&assets, path, config.height as f32, self.scene.camera.fov.to_radians());
+        let crowd = crate::crowd(&assets, settings)?;
         let count = crate::start_count(&self.args, &self.scene)?;
-        let mut world = World::new(crowd, assets, self.scene.clone(), count)?;
+        let mut world = World::new(crowd, assets.clone(), self.scene.clone(), count)?;
         let (centre, extent) = world.bounds();
-        let camera = crate::start_camera(&self.scene, assets, centre, extent);
-        let mut stage = Stage::for_world(&device, &queue, config.format, samples, path, &world)?;
+        let camera = crate::start_camera(&self.scene, &assets, centre, extent);
+        let renderer_config = crate::stage::renderer_config(&adapter, &device, config.format, samples);
+        let mut stage = Stage::for_world(&device, &queue, renderer_config, path, &world)?;
         stage.set_debug_view(self.args.view.debug_view());
         let controls = Arc::new(Mutex::new(Controls::new(
             camera.frame_camera(config.width as f32 / config.height as f32),

@@ -2,6 +2,7 @@
 //! behaviour, through crowd-frame's public calls only (add, remove, play, set_transform, step).
 
 use std::f32::consts::PI;
+use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use crowd_cull::Handle;
@@ -51,9 +52,9 @@ struct Agent {
 }
 
 /// The scene's crowd and its game state.
-pub struct World<'a> {
-    crowd: CrowdFrame<'a>,
-    assets: &'a Assets,
+pub struct World {
+    crowd: CrowdFrame,
+    assets: Arc<Assets>,
     scene: Scene,
     agents: Vec<Agent>,
     rng: Rng,
@@ -72,16 +73,16 @@ pub struct World<'a> {
     school: Option<School>,
 }
 
-impl<'a> World<'a> {
+impl World {
     /// The crowd of `scene` with `count` characters.
     ///
     /// # Errors
     ///
     /// crowd-frame's errors for the spawns.
-    pub fn new(crowd: CrowdFrame<'a>, assets: &'a Assets, scene: Scene, count: usize) -> Result<Self> {
+    pub fn new(crowd: CrowdFrame, assets: Arc<Assets>, scene: Scene, count: usize) -> Result<Self> {
         let mut world = Self {
             crowd,
-            assets,
+            assets: assets.clone(),
             agents: Vec::new(),
             rng: Rng::new(0x9e37_79b9_7f4a_7c15),
             time: 0.0,
@@ -130,13 +131,13 @@ impl<'a> World<'a> {
     }
 
     /// The crowd.
-    pub fn crowd(&self) -> &CrowdFrame<'a> {
+    pub fn crowd(&self) -> &CrowdFrame {
         &self.crowd
     }
 
     /// The model the crowd is made of.
-    pub fn assets(&self) -> &'a Assets {
-        self.assets
+    pub fn assets(&self) -> &Assets {
+        &self.assets
     }
 
     /// Characters (or fish) now.
@@ -385,7 +386,7 @@ impl<'a> World<'a> {
                         }
                     }
                     let marching = forced.is_some() || (local >= 0.0 && cycle[a.phase.min(cycle.len() - 1)].march);
-                    let moved = marching && Self::walk(self.assets, a, dt);
+                    let moved = marching && Self::walk(&self.assets, a, dt);
                     if forced.is_some() {
                         Self::keep_inside(a, centre, extent * 1.5);
                     }
@@ -418,7 +419,7 @@ impl<'a> World<'a> {
                         }
                     }
                     let a = &mut self.agents[i];
-                    let moved = Self::walk(self.assets, a, dt);
+                    let moved = Self::walk(&self.assets, a, dt);
                     turned |= Self::keep_inside(a, centre, extent);
                     if moved || turned {
                         self.crowd

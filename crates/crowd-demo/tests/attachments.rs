@@ -109,7 +109,7 @@ fn posed_by_crowd(model: &Model, m: usize, clip: usize, t: f32, tier_thresholds:
         hysteresis: 0.0,
         ..FrameSettings::default()
     };
-    let mut crowd: CrowdFrame = CrowdFrame::new(&character, settings).expect("crowd");
+    let mut crowd: CrowdFrame = CrowdFrame::new(character, settings).expect("crowd");
     let exchange = crowd.exchange().clone();
     let mut spawn = Spawn::at(Vec3::ZERO, ClipId(clip as u16));
     // Steps of 0 s keep the clock, and so the clip time, where the spawn put it.

@@ -51,14 +51,15 @@ fn crowd_cover(scene: &str, count: usize, model: Option<PathBuf>) -> f32 {
     let tag = model.as_ref().map_or("default", |_| "model");
     let out = std::env::temp_dir().join(format!("crowd-demo-test-{scene}-{tag}-{}", std::process::id()));
     let s = Scene::load(&scene_path(scene)).expect("scene");
-    let assets: &'static Assets = Box::leak(Box::new(
+    let assets = std::sync::Arc::new(
         Assets::load(
             &model.clone().unwrap_or_else(crowd_demo::assets::default_model),
             s.spear.as_deref(),
         )
         .expect("model"),
-    ));
-    let frame = crowd_demo::headless::render(&args(scene, count, model, &out, "instance"), &s, assets).expect("render");
+    );
+    let frame =
+        crowd_demo::headless::render(&args(scene, count, model, &out, "instance"), &s, &assets).expect("render");
     assert_eq!(frame.report.instances, count);
     assert!(frame.report.last_frame.visible > 0, "{:?}", frame.report.last_frame);
     assert_eq!(frame.files.len(), 1, "one frame drawn: written once");
@@ -106,11 +107,9 @@ fn school_cover(count: usize) -> f32 {
     // The torus is sized for the scene's count, so both frames have the same camera.
     let mut s = Scene::load(&scene_path("school")).expect("scene");
     s.count = count;
-    let assets: &'static Assets = Box::leak(Box::new(
-        Assets::load(&crowd_demo::assets::default_model(), None).expect("model"),
-    ));
+    let assets = std::sync::Arc::new(Assets::load(&crowd_demo::assets::default_model(), None).expect("model"));
     let frame = |n: usize| {
-        let r = crowd_demo::headless::render(&args("school", n, None, &out, "shaded"), &s, assets).expect("render");
+        let r = crowd_demo::headless::render(&args("school", n, None, &out, "shaded"), &s, &assets).expect("render");
         assert_eq!(r.report.instances, n);
         r.last
     };

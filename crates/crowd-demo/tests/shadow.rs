@@ -27,12 +27,12 @@ fn a_caster_outside_the_view_darkens_the_visible_ground() {
         eprintln!("SKIPPED: no wgpu adapter ({})", crowd_demo::NO_ADAPTER);
         return;
     };
-    let assets: &'static Assets = Box::leak(Box::new(
-        Assets::load(&default_model(), None).expect("default character"),
-    ));
-    let path = RenderPath::for_device(&gpu.device);
-    let settings = crowd_demo::frame_settings(assets, path, SIZE as f32, 25f32.to_radians());
-    let mut crowd = CrowdFrame::new(&assets.character, settings).expect("crowd");
+    let assets = Assets::load(&default_model(), None).expect("default character");
+    let samples = msaa_samples(&gpu.adapter, OFFSCREEN_COLOR_FORMAT);
+    let config = crowd_demo::stage::renderer_config(&gpu.adapter, &gpu.device, OFFSCREEN_COLOR_FORMAT, samples);
+    let path = RenderPath::for_config(&gpu.device, &config);
+    let settings = crowd_demo::frame_settings(&assets, path, SIZE as f32, 25f32.to_radians());
+    let mut crowd = CrowdFrame::new(assets.character.clone(), settings).expect("crowd");
     let sun = Vec3::from_array(Lighting::default().sun_direction);
     let towards_sun = Vec3::new(sun.x, 0.0, sun.z).normalize();
     let ground_y = assets.framing.ground_y;
@@ -43,14 +43,12 @@ fn a_caster_outside_the_view_darkens_the_visible_ground() {
         })
         .expect("add");
     let group = crowd.store().group_desc(crowd.group()).expect("group").clone();
-    let samples = msaa_samples(&gpu.adapter, OFFSCREEN_COLOR_FORMAT);
     let mut stage = Stage::new(
         &gpu.device,
         &gpu.queue,
-        OFFSCREEN_COLOR_FORMAT,
-        samples,
+        config,
         path,
-        assets,
+        &assets,
         Some(&group),
         (Vec3::ZERO, 20.0),
     )

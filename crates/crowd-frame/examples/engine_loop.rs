@@ -17,8 +17,8 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/crowd_character.glb");
     let model = anim_pose::import_file(path)?;
     let character = Character::from_model(&model, 0, &CharacterOptions::default())?;
-    let mut crowd: CrowdFrame = CrowdFrame::new(&character, FrameSettings::default())?;
     let clips = character.clips().len();
+    let mut crowd: CrowdFrame = CrowdFrame::new(character, FrameSettings::default())?;
 
     let seed = &mut 2024u32;
     let spawns: Vec<Spawn> = (0..10_000)

@@ -19,7 +19,10 @@
 //!   half, is dropped at once).
 //! - A switch without a fade starts the new clip at time 0.
 //!
-//! The clock is an `f32` of seconds: it resolves 1 ms until about 2.3 hours (2^13 s).
+//! `now` and every start time are the crowd's animation time: `f32` seconds since the clock's epoch, which moves
+//! forward every [`REBASE_AFTER`](crate::REBASE_AFTER) seconds (rewriting every start time so that no pose changes),
+//! so they resolve 61 µs or better however long the crowd runs. The clock itself is `f64` seconds
+//! ([`CrowdFrame::time`](crate::CrowdFrame::time)).
 
 use crowd_cull::AnimState;
 use glam::{Quat, Vec3, Vec4};

@@ -54,8 +54,8 @@ impl Default for CharacterOptions {
 /// [`ClipId`] order, each clip's pose-pool slot count and animated bounds, the palette binding of its skin, and
 /// the index range of each LOD.
 ///
-/// A [`CrowdFrame`](crate::CrowdFrame) borrows its character (the pose pool borrows the skeleton and clips), so
-/// the character outlives the frame; several frames may share one.
+/// Crowds share a character through an `Arc` ([`CrowdFrame::new`](crate::CrowdFrame::new) takes a `Character` or
+/// an `Arc<Character>`); the pose pool holds cheap clones of its clips, which share their tracks.
 #[derive(Debug)]
 pub struct Character {
     skeleton: Skeleton,

@@ -20,11 +20,17 @@ use crate::unique::{UniqueInput, animate_unique};
 use crate::{Error, Result};
 use crowd_cull::FrameCamera;
 
+mod clock;
 mod fades;
 mod gpu_driven;
+mod resend;
 mod settings;
 
+use clock::Clock;
+pub use clock::REBASE_AFTER;
 use fades::{FadeSlot, FadeTiming};
+use resend::Resend;
+pub use resend::ResendRequest;
 pub use settings::FrameSettings;
 
 /// Marks a record whose instance is not unique in [`CrowdFrame`]'s per-record unique index.
@@ -34,8 +40,9 @@ pub(crate) const NOT_UNIQUE: u32 = u32::MAX;
 /// `u16::MAX` tracks).
 const FADING: u16 = u16::MAX;
 
-/// The simulation side of one crowd of one [`Character`]: the instance store, the pose pool and its crossfade
-/// buckets, the culling caches, the per-record scratch, and the [`FrameExchange`] of [`Packet`]s.
+/// The simulation side of one crowd of one [`Character`] (shared through an `Arc`): the instance store, the pose
+/// pool and its crossfade buckets, the culling caches, the per-record scratch, and the [`FrameExchange`] of
+/// [`Packet`]s.
 ///
 /// The game changes instances through the methods below (they apply at once, in O(1) each, or in parallel for bulk
 /// moves), then calls [`CrowdFrame::step`] once per frame. The render thread reads packets from
@@ -48,15 +55,16 @@ const FADING: u16 = u16::MAX;
 /// does the render thread's side of the exchange (`tests/two_threads.rs` proves both with a counting
 /// allocator). Rayon allocates a small block once every 63 entries from a thread outside its pool: run the
 /// simulation loop inside `rayon::ThreadPool::install` where no allocation may happen.
-pub struct CrowdFrame<'a, F: PaletteFormat = PaletteEntry> {
-    character: &'a Character,
+pub struct CrowdFrame<F: PaletteFormat = PaletteEntry> {
+    character: Arc<Character>,
     settings: FrameSettings,
     store: InstanceStore,
     group: GroupId,
-    pool: PosePool<'a>,
+    pool: PosePool,
     cache: CullingCache,
     cull: CullOutput,
-    time: f32,
+    /// The clock: f64 seconds, and the f32 animation time the instances' states are relative to.
+    clock: Clock,
     /// The instances whose state had a crossfade when the game last switched them: the step progresses these
     /// (O(crossfades)) and drops those that no longer fade.
     fading: Vec<Handle>,
@@ -77,36 +85,41 @@ pub struct CrowdFrame<'a, F: PaletteFormat = PaletteEntry> {
     rest: Vec<SoaTransform>,
     exchange: Arc<FrameExchange<Packet<F>>>,
     spawn_scratch: Vec<InstanceDesc>,
-    /// GPU-driven frames: the slot ranges changed this frame, the unique slots of the previous frame (sorted), and
-    /// the screen sizes of the unique picks.
+    /// GPU-driven frames: the slot ranges changed this frame, the unique slots of the previous frame (sorted), their
+    /// handles (sorted, for the unique pick's hysteresis), and the screen sizes of the unique picks.
     changed: Vec<std::ops::Range<u32>>,
     changed_starts: Vec<u32>,
     changed_slots: Vec<u32>,
     prev_unique: Vec<u32>,
+    prev_unique_handles: Vec<Handle>,
     pick_scratch: Vec<f32>,
+    /// GPU-driven frames: the resend state (full resends, the epoch, the last published frame).
+    resend: Resend,
 }
 
-impl<F: PaletteFormat> std::fmt::Debug for CrowdFrame<'_, F> {
+impl<F: PaletteFormat> std::fmt::Debug for CrowdFrame<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CrowdFrame")
             .field("format", &F::NAME)
             .field("instances", &self.store.len())
-            .field("time", &self.time)
+            .field("clock", &self.clock.seconds())
             .field("fading", &self.fading.len())
             .finish_non_exhaustive()
     }
 }
 
-impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
-    /// An empty crowd of `character`, with its pose pool, culling group and exchange.
+impl<F: PaletteFormat> CrowdFrame<F> {
+    /// An empty crowd of `character` (a `Character`, or an `Arc` shared with other crowds and the renderer), with
+    /// its pose pool, culling group and exchange.
     ///
     /// # Errors
     ///
     /// - [`Error::LodThresholds`] when the LOD thresholds do not match the character's LODs, [`Error::MaxUnique`]
     ///   when `max_unique` is 0 or above `u32::MAX` palette entries;
-    /// - [`Error::Cull`] for invalid cluster settings or thresholds, [`Error::Pose`] for pool options or slot
-    ///   counts the pool rejects, [`Error::Palette`] for the exchange.
-    pub fn new(character: &'a Character, settings: FrameSettings) -> Result<Self> {
+    /// - [`Error::Cull`] for invalid cluster settings, thresholds or `max_slots`, [`Error::Pose`] for pool options
+    ///   or slot counts the pool rejects, [`Error::Palette`] for the exchange.
+    pub fn new(character: impl Into<Arc<Character>>, settings: FrameSettings) -> Result<Self> {
+        let character: Arc<Character> = character.into();
         if settings.lod_thresholds.len() + 1 != character.lod_count() {
             return Err(Error::LodThresholds {
                 thresholds: settings.lod_thresholds.len(),
@@ -123,6 +136,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
             return Err(Error::PosePool);
         }
         let mut store = InstanceStore::new(settings.cluster)?;
+        store.set_max_slots(settings.max_slots)?;
         let group = store.add_group(GroupDesc {
             mesh: 0,
             material: 0,
@@ -132,7 +146,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
             rate_thresholds: settings.rate_thresholds,
             hysteresis: settings.hysteresis,
         })?;
-        let pool_clips: Vec<PoolClip<'a>> = character
+        let pool_clips: Vec<PoolClip<'_>> = character
             .clips()
             .iter()
             .zip(character.slots())
@@ -154,14 +168,14 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         let skeleton = character.skeleton();
         let (j, soa) = (skeleton.joint_count(), num_soa_joints(skeleton.joint_count()));
         let max_unique = settings.max_unique;
+        let rest = skeleton.rest_pose_soa();
         Ok(Self {
-            character,
             store,
             group,
             pool,
             cache: CullingCache::new(),
             cull: CullOutput::new(),
-            time: 0.0,
+            clock: Clock::default(),
             fading: Vec::new(),
             fade_of: Vec::new(),
             tracks: Vec::new(),
@@ -172,15 +186,18 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
             unique_count: 0,
             unique_local: vec![SoaTransform::IDENTITY; max_unique * 3 * soa],
             unique_model: vec![Affine3A::IDENTITY; max_unique * j],
-            rest: skeleton.rest_pose_soa(),
+            rest,
             exchange,
             spawn_scratch: Vec::new(),
             changed: Vec::new(),
             changed_starts: Vec::new(),
             changed_slots: Vec::new(),
             prev_unique: Vec::with_capacity(max_unique),
+            prev_unique_handles: Vec::with_capacity(max_unique),
             pick_scratch: vec![0.0; max_unique],
+            resend: Resend::default(),
             settings,
+            character,
         })
     }
 
@@ -189,9 +206,9 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         &self.exchange
     }
 
-    /// The character.
-    pub fn character(&self) -> &'a Character {
-        self.character
+    /// The character (a shared handle: clone it to build a renderer or another crowd of it).
+    pub fn character(&self) -> &Arc<Character> {
+        &self.character
     }
 
     /// The settings.
@@ -211,7 +228,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
     }
 
     /// The pose pool, as of the last step.
-    pub fn pool(&self) -> &PosePool<'a> {
+    pub fn pool(&self) -> &PosePool {
         &self.pool
     }
 
@@ -220,9 +237,17 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         &self.cull
     }
 
-    /// The animation clock, in seconds: the sum of the steps' `dt`.
-    pub fn time(&self) -> f32 {
-        self.time
+    /// The clock, in seconds since the crowd was made: the sum of the steps' `dt`, in f64 so that it keeps
+    /// sub-microsecond steps for centuries.
+    pub fn time(&self) -> f64 {
+        self.clock.seconds()
+    }
+
+    /// The animation time the instances' states are relative to, in seconds: the clock minus its epoch, which moves
+    /// forward every [`REBASE_AFTER`] seconds (see [`crate::anim`]). `clip_time(&anim, crowd.anim_time())` is an
+    /// instance's clip time; packets carry it as [`Packet::time`](crate::Packet::time).
+    pub fn anim_time(&self) -> f32 {
+        self.clock.now()
     }
 
     /// The number of live instances.
@@ -269,7 +294,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
             rotation: s.rotation,
             scale: s.scale,
             anim: AnimState {
-                start_time: start_for(s.time, s.speed, self.time),
+                start_time: start_for(s.time, s.speed, self.clock.now()),
                 speed: s.speed,
                 ..AnimState::clip(u32::from(s.clip.0))
             },
@@ -394,8 +419,9 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
             return Err(Error::Speed { speed });
         }
         let mut anim = self.store.get(handle)?.desc.anim;
-        let t = clip_time(&anim, self.time);
-        anim.start_time = start_for(t, speed, self.time);
+        let now = self.clock.now();
+        let t = clip_time(&anim, now);
+        anim.start_time = start_for(t, speed, now);
         anim.speed = speed;
         Ok(self.store.set_animation(handle, &anim)?)
     }
@@ -421,14 +447,15 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         let anim = self.store.get(handle)?.desc.anim;
         let pool = &self.pool;
         let synced = |a: u16, b: u16, t: f32| pool.synced_time(a, b, t).unwrap_or(0.0);
-        let next = switch(&anim, clip, fade, self.time, synced);
+        let now = self.clock.now();
+        let next = switch(&anim, clip, fade, now, synced);
         if next == anim {
             return Ok(());
         }
         self.store.set_animation(handle, &next)?;
         if next.fade_target.is_some() {
             let timing = FadeTiming {
-                fade_start: self.time - next.fade_weight * fade,
+                fade_start: now - next.fade_weight * fade,
                 duration: fade,
             };
             self.start_fade(handle, timing);
@@ -458,8 +485,8 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         }
         let cull_camera = self.check_step(dt, camera)?;
         let started = Instant::now();
-        self.time += dt;
-        let now = self.time;
+        self.advance_clock(dt)?;
+        let now = self.clock.now();
         let fading = self.progress_fades()?;
         self.store.maintain(self.settings.maintain);
         let t_changes = Instant::now();
@@ -513,6 +540,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         packet.camera = *camera;
         let stats = &mut packet.stats;
         stats.time = now;
+        stats.clock = self.clock.seconds();
         stats.instances = self.store.len() as u32;
         stats.unique = nu as u32;
         stats.fading = fading as u32;
@@ -530,7 +558,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
 
     /// Checks a step's `dt` and camera (O(1)) and returns the culling camera; nothing changes on error.
     fn check_step(&self, dt: f32, camera: &FrameCamera) -> Result<crowd_cull::CullCamera> {
-        if !(dt.is_finite() && dt >= 0.0 && (self.time + dt).is_finite()) {
+        if !(dt.is_finite() && dt >= 0.0) {
             return Err(Error::StepDt { dt });
         }
         if !camera.is_finite() {
@@ -547,7 +575,7 @@ impl<'a, F: PaletteFormat> CrowdFrame<'a, F> {
         let n = self.unique_count;
         animate_unique(
             &UniqueInput {
-                character: self.character,
+                character: &self.character,
                 pool: &self.pool,
                 rest: &self.rest,
                 anim: slots.anim,

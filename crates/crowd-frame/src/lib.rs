@@ -34,7 +34,7 @@
 //! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/crowd_character.glb");
 //! let model = anim_pose::import_file(path)?;
 //! let character = Character::from_model(&model, 0, &CharacterOptions::default())?;
-//! let mut crowd: CrowdFrame = CrowdFrame::new(&character, FrameSettings::default())?;
+//! let mut crowd: CrowdFrame = CrowdFrame::new(character, FrameSettings::default())?;
 //! let walker = crowd.add(&Spawn::at(Vec3::new(0.0, 0.0, -8.0), ClipId(0)))?;
 //! let camera = FrameCamera::perspective(Vec3::new(0.0, 1.6, 0.0), Vec3::new(0.0, 1.0, -8.0), Vec3::Y, 1.0, 1.5, 0.1, 500.0);
 //! let exchange = crowd.exchange().clone();
@@ -69,7 +69,7 @@ pub use character::{Character, CharacterOptions, ClipId, SlotCount};
 /// The camera of a frame; defined by crowd-cull, which derives its culling frustum from it.
 pub use crowd_cull::FrameCamera;
 pub use error::{Error, Result};
-pub use frame::{CrowdFrame, FrameSettings};
+pub use frame::{CrowdFrame, FrameSettings, REBASE_AFTER, ResendRequest};
 pub use packet::{DRAWS_PER_LOD, DirtyRanges, Packet, PacketDraw, PacketParts, RecordKind, ResidentChanges};
 pub use record::{
     AMPLITUDE_ERROR_BOUND, DecodedRecord, FRACTION_ERROR_BOUND, INSTANCE_RECORD_SIZE, InstanceRecord,

@@ -21,7 +21,7 @@ pub(crate) struct PackInput<'a> {
     /// This frame's visible lists.
     pub cull: &'a CullOutput,
     /// The pose pool, after its update.
-    pub pool: &'a PosePool<'a>,
+    pub pool: &'a PosePool,
     /// Per record: the pool track and time to map (anything for unique instances).
     pub tracks: &'a [u16],
     /// See `tracks`.
@@ -57,7 +57,7 @@ fn record_of(input: &PackInput<'_>, refs: &[SlotRef], first: usize, k: usize) ->
 
 /// Writes into `out` (cleared first) the byte ranges of the pool's live slots in a palette buffer of `entry`
 /// bytes a slot, adjacent ones merged: what a frame's pooled palettes have dirty.
-pub(crate) fn live_slot_ranges(pool: &PosePool<'_>, entry: usize, out: &mut Vec<ByteRange>) {
+pub(crate) fn live_slot_ranges(pool: &PosePool, entry: usize, out: &mut Vec<ByteRange>) {
     out.clear();
     for r in pool.live_slots() {
         let range = ByteRange {

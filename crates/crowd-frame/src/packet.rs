@@ -63,12 +63,29 @@ pub struct DirtyRanges {
 }
 
 /// The resident instances a GPU-driven frame changed: slot ranges, ascending and disjoint, and the new state of
-/// every slot in them, range after range. A renderer applies the changes of every frame it reads, in order; a frame
-/// dropped under `Overrun::DropOldest` has its changes folded in front of the next frame's (which win).
+/// every slot in them, range after range.
+///
+/// A renderer holds the crowd as deltas, so each packet says what its changes build on: a packet that is not
+/// [`full`](Self::full) applies only on top of the state after frame [`since`](Self::since) of the same
+/// [`epoch`](Self::epoch), and leaves the state of frame [`frame`](Self::frame); a full packet carries every slot and
+/// applies whatever the renderer held. A frame dropped under `Overrun::DropOldest` has its changes folded in front of
+/// the next frame's (which win) and its base taken over, so the chain has no gap.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResidentChanges {
     /// The store's slot count: the resident buffer's extent.
     pub slot_count: u32,
+    /// The store's handle-table size: every owner's index is below it (a view's hysteresis state is indexed by it).
+    pub handle_capacity: u32,
+    /// True when `ranges` cover every slot, `0..slot_count`: a full resend
+    /// ([`CrowdFrame::resend_all`](crate::CrowdFrame::resend_all), a
+    /// [`ResendRequest`](crate::ResendRequest), the clock's epoch moving, the crowd's first packet).
+    pub full: bool,
+    /// The resend epoch: bumped by every full resend.
+    pub epoch: u32,
+    /// The frame whose state these changes build on (ignored when `full`).
+    pub since: u64,
+    /// The frame these changes lead to: this packet's frame number.
+    pub frame: u64,
     /// The changed slot ranges, in the order to apply.
     pub ranges: Vec<std::ops::Range<u32>>,
     /// The new states, `ranges` after one another.
@@ -78,7 +95,7 @@ pub struct ResidentChanges {
     pub owners: Vec<ResidentOwner>,
     /// The pose pool's clips, in clip-id order (constant for a crowd).
     pub clips: Vec<ResidentClip>,
-    /// The pose pool's time: looping clips' slots are spread from it.
+    /// The pose pool's time (the animation time of its last update): looping clips' slots are spread from it.
     pub pool_time: f32,
     /// Whether the pool's slot palettes are live. `false` under
     /// [`FrameSettings::pose_pool`](crate::FrameSettings::pose_pool) `= false`: the packet's pool palettes are
@@ -90,6 +107,11 @@ impl Default for ResidentChanges {
     fn default() -> Self {
         Self {
             slot_count: 0,
+            handle_capacity: 0,
+            full: false,
+            epoch: 0,
+            since: 0,
+            frame: 0,
             ranges: Vec::new(),
             instances: Vec::new(),
             owners: Vec::new(),
@@ -145,9 +167,15 @@ impl<F: PaletteFormat> Packet<F> {
         }
     }
 
-    /// The animation clock of the frame, in seconds (the same as [`FrameStats::time`]).
+    /// The animation time of the frame, in seconds since the crowd's clock epoch (the same as [`FrameStats::time`]):
+    /// what resident start times, the pool's time and a GPU-driven renderer's clock are relative to.
     pub fn time(&self) -> f32 {
         self.stats.time
+    }
+
+    /// The crowd's clock at this frame, in seconds since the crowd was made (the same as [`FrameStats::clock`]).
+    pub fn clock(&self) -> f64 {
+        self.stats.clock
     }
 
     /// The camera culling used.
@@ -206,9 +234,16 @@ pub const DRAWS_PER_LOD: usize = 5;
 impl<F: PaletteFormat> FramePacket for Packet<F> {
     /// Palettes and records need nothing folded: every range a packet reads is dirty in it (see [`DirtyRanges`]).
     /// Resident changes are folded: the dropped frame's ranges and states go in front of this frame's, which are
-    /// newer and so applied last. Allocates only when the lists must grow past their capacity.
+    /// newer and so applied last, and this frame's changes now build on what the dropped frame's built on (a full
+    /// dropped frame makes this one full). A full frame needs nothing of an older one. Allocates only when the lists
+    /// must grow past their capacity.
     fn absorb_dropped(&mut self, dropped: &Self) {
         let (mine, old) = (&mut self.resident, &dropped.resident);
+        if mine.full {
+            return;
+        }
+        mine.since = old.since;
+        mine.full = old.full;
         mine.ranges.splice(0..0, old.ranges.iter().cloned());
         mine.instances.splice(0..0, old.instances.iter().copied());
         mine.owners.splice(0..0, old.owners.iter().copied());

@@ -35,7 +35,7 @@ pub struct ReferenceFrame {
 /// # Errors
 ///
 /// The errors of the jobs it runs, which a frame that stepped without error does not cause.
-pub fn reference_frame<F: PaletteFormat>(frame: &CrowdFrame<'_, F>) -> Result<ReferenceFrame> {
+pub fn reference_frame<F: PaletteFormat>(frame: &CrowdFrame<F>) -> Result<ReferenceFrame> {
     let store = frame.store();
     let slots = store.group_slots(frame.group())?;
     let cull = frame.cull_output();
@@ -43,7 +43,7 @@ pub fn reference_frame<F: PaletteFormat>(frame: &CrowdFrame<'_, F>) -> Result<Re
     let character = frame.character();
     let skeleton = character.skeleton();
     let s = character.binding().skin_joint_count();
-    let now = frame.time();
+    let now = frame.anim_time();
     let (tracks, times) = frame.pool_inputs();
     let max_unique = frame.settings().max_unique;
     let root = Affine3A::from_mat4(skeleton.root_transform);

@@ -22,8 +22,10 @@ pub struct StageTimes {
 /// What one frame held and did.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct FrameStats {
-    /// The animation clock after the step, in seconds.
+    /// The animation time after the step, in seconds since the clock's epoch (see `CrowdFrame::anim_time`).
     pub time: f32,
+    /// The crowd's clock after the step, in seconds since the crowd was made.
+    pub clock: f64,
     /// Live instances.
     pub instances: u32,
     /// Instances that culling found visible: the number of records.

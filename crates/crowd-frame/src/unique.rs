@@ -14,7 +14,7 @@ pub(crate) struct UniqueInput<'a> {
     /// The character.
     pub character: &'a Character,
     /// The pose pool (for the phase sync of crossfades).
-    pub pool: &'a PosePool<'a>,
+    pub pool: &'a PosePool,
     /// The skeleton's rest pose, SoA.
     pub rest: &'a [SoaTransform],
     /// The crowd group's per-slot animation states.

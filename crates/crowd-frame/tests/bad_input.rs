@@ -27,7 +27,7 @@ macro_rules! fails {
 
 #[test]
 fn characters_with_inconsistent_parts_are_refused() {
-    let c = common::character(4);
+    let c = std::sync::Arc::new(common::character(4));
     let parts = || {
         (
             c.skeleton().clone(),
@@ -77,13 +77,13 @@ fn characters_with_inconsistent_parts_are_refused() {
 
 #[test]
 fn settings_that_do_not_fit_the_character_are_refused() {
-    let c = common::character(4);
+    let c = std::sync::Arc::new(common::character(4));
     let bad_lods = FrameSettings {
         lod_thresholds: vec![0.1],
         ..FrameSettings::default()
     };
     fails!(
-        CrowdFrame::<'_, PaletteEntry>::new(&c, bad_lods),
+        CrowdFrame::<PaletteEntry>::new(c.clone(), bad_lods),
         Error::LodThresholds { thresholds: 1, .. }
     );
     let no_unique = FrameSettings {
@@ -91,7 +91,7 @@ fn settings_that_do_not_fit_the_character_are_refused() {
         ..FrameSettings::default()
     };
     fails!(
-        CrowdFrame::<'_, PaletteEntry>::new(&c, no_unique),
+        CrowdFrame::<PaletteEntry>::new(c.clone(), no_unique),
         Error::MaxUnique { max_unique: 0 }
     );
     let cpu_culled_without_pool = FrameSettings {
@@ -99,7 +99,7 @@ fn settings_that_do_not_fit_the_character_are_refused() {
         ..FrameSettings::default()
     };
     fails!(
-        CrowdFrame::<'_, PaletteEntry>::new(&c, cpu_culled_without_pool),
+        CrowdFrame::<PaletteEntry>::new(c.clone(), cpu_culled_without_pool),
         Error::PosePool
     );
     let two_dropping = FrameSettings {
@@ -108,7 +108,7 @@ fn settings_that_do_not_fit_the_character_are_refused() {
         ..FrameSettings::default()
     };
     assert!(matches!(
-        CrowdFrame::<'_, PaletteEntry>::new(&c, two_dropping),
+        CrowdFrame::<PaletteEntry>::new(c.clone(), two_dropping),
         Err(Error::Palette(_))
     ));
     let bad_tiers = FrameSettings {
@@ -116,7 +116,7 @@ fn settings_that_do_not_fit_the_character_are_refused() {
         ..FrameSettings::default()
     };
     assert!(matches!(
-        CrowdFrame::<'_, PaletteEntry>::new(&c, bad_tiers),
+        CrowdFrame::<PaletteEntry>::new(c.clone(), bad_tiers),
         Err(Error::Cull(_))
     ));
     // Two LODs with one threshold build.
@@ -125,13 +125,13 @@ fn settings_that_do_not_fit_the_character_are_refused() {
         lod_thresholds: vec![0.1],
         ..FrameSettings::default()
     };
-    assert!(CrowdFrame::<'_, PaletteEntry>::new(&two, settings).is_ok());
+    assert!(CrowdFrame::<PaletteEntry>::new(two, settings).is_ok());
 }
 
 #[test]
 fn bad_spawns_and_switches_name_the_field_and_change_nothing() {
-    let c = common::character(4);
-    let mut crowd: CrowdFrame = CrowdFrame::new(&c, FrameSettings::default()).expect("builds");
+    let c = std::sync::Arc::new(common::character(4));
+    let mut crowd: CrowdFrame = CrowdFrame::new(c.clone(), FrameSettings::default()).expect("builds");
     let good = Spawn::at(Vec3::new(0.0, 0.0, -5.0), ClipId(0));
     let cases = [
         (
@@ -211,8 +211,8 @@ fn bad_spawns_and_switches_name_the_field_and_change_nothing() {
 
 #[test]
 fn bad_steps_are_refused_before_anything_changes() {
-    let c = common::character(4);
-    let mut crowd: CrowdFrame = CrowdFrame::new(&c, FrameSettings::default()).expect("builds");
+    let c = std::sync::Arc::new(common::character(4));
+    let mut crowd: CrowdFrame = CrowdFrame::new(c.clone(), FrameSettings::default()).expect("builds");
     crowd
         .add(&Spawn::at(Vec3::new(0.0, 0.0, -5.0), ClipId(0)))
         .expect("adds");
@@ -231,8 +231,8 @@ fn bad_steps_are_refused_before_anything_changes() {
 
 #[test]
 fn an_empty_crowd_steps_and_publishes_empty_draws() {
-    let c = common::character(4);
-    let mut crowd: CrowdFrame = CrowdFrame::new(&c, FrameSettings::default()).expect("builds");
+    let c = std::sync::Arc::new(common::character(4));
+    let mut crowd: CrowdFrame = CrowdFrame::new(c.clone(), FrameSettings::default()).expect("builds");
     let exchange = crowd.exchange().clone();
     crowd.step(0.016, &common::camera(0)).expect("steps");
     let packet = exchange.begin_read().expect("a packet");
@@ -244,13 +244,13 @@ fn an_empty_crowd_steps_and_publishes_empty_draws() {
 
 #[test]
 fn a_crossfade_runs_through_a_bucket_and_ends_on_its_target() {
-    let c = common::character(8);
+    let c = std::sync::Arc::new(common::character(8));
     let settings = FrameSettings {
         // Pooled at every distance.
         tier_thresholds: [f32::MAX, 1e-7, 5e-8],
         ..FrameSettings::default()
     };
-    let mut crowd: CrowdFrame = CrowdFrame::new(&c, settings).expect("builds");
+    let mut crowd: CrowdFrame = CrowdFrame::new(c.clone(), settings).expect("builds");
     let exchange = crowd.exchange().clone();
     let h = crowd
         .add(&Spawn::at(Vec3::new(0.0, 0.0, -6.0), ClipId(0)))
@@ -272,7 +272,7 @@ fn a_crossfade_runs_through_a_bucket_and_ends_on_its_target() {
         let d = c.clips()[clip].duration();
         t.rem_euclid(d) / d
     };
-    let now = crowd.time();
+    let now = crowd.anim_time();
     assert!(
         (phase(0, crowd_frame::clip_time(&before, now)) - phase(1, crowd_frame::clip_time(&after, now))).abs() < 1e-4,
         "the target continues the source's phase"

@@ -31,7 +31,7 @@ fn palette_error(got: &[PaletteEntry], want: &[Affine3A]) -> f32 {
 }
 
 /// Checks one packet against the reference of the frame's state.
-fn check(crowd: &CrowdFrame<'_>, packet: &Packet, frame: usize) {
+fn check(crowd: &CrowdFrame, packet: &Packet, frame: usize) {
     let want = reference_frame(crowd).expect("the reference runs");
     assert_eq!(
         packet.records().len(),
@@ -98,8 +98,8 @@ fn check(crowd: &CrowdFrame<'_>, packet: &Packet, frame: usize) {
 }
 
 /// Runs `frames` scripted frames of `n` instances, checking each packet; returns the tiers seen.
-fn run(character: &Character, settings: FrameSettings, n: usize, frames: usize) -> [u32; 4] {
-    let mut crowd: CrowdFrame = CrowdFrame::new(character, settings).expect("the crowd builds");
+fn run(character: &std::sync::Arc<Character>, settings: FrameSettings, n: usize, frames: usize) -> [u32; 4] {
+    let mut crowd: CrowdFrame = CrowdFrame::new(character.clone(), settings).expect("the crowd builds");
     let mut script = common::Script::new(&mut crowd, 7, n);
     let exchange = crowd.exchange().clone();
     let mut seen = [0u32; 4];
@@ -125,7 +125,7 @@ fn run(character: &Character, settings: FrameSettings, n: usize, frames: usize) 
 
 #[test]
 fn packets_match_the_reference_in_every_tier() {
-    let character = common::character(8);
+    let character = std::sync::Arc::new(common::character(8));
     let seen = run(&character, FrameSettings::default(), 3000, 40);
     for tier in Tier::ALL {
         assert!(seen[tier as usize] > 0, "no instance was {tier:?}: {seen:?}");
@@ -134,7 +134,7 @@ fn packets_match_the_reference_in_every_tier() {
 
 #[test]
 fn a_small_unique_cap_packs_the_rest_as_pooled() {
-    let character = common::character(6);
+    let character = std::sync::Arc::new(common::character(6));
     let settings = FrameSettings {
         max_unique: 3,
         tier_thresholds: [0.05, 0.02, 0.01],
@@ -164,5 +164,5 @@ fn a_skin_that_leaves_joints_out_gets_its_own_palette_offsets() {
         full.lod_count(),
     )
     .expect("the partial skin builds");
-    run(&character, FrameSettings::default(), 1000, 10);
+    run(&std::sync::Arc::new(character), FrameSettings::default(), 1000, 10);
 }

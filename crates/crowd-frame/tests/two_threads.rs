@@ -36,7 +36,7 @@ fn allocations() -> usize {
 }
 
 /// Frame `f`'s script, the same on both threads.
-fn script_step(crowd: &mut CrowdFrame<'_>, script: &mut common::Script, f: u64) {
+fn script_step(crowd: &mut CrowdFrame, script: &mut common::Script, f: u64) {
     script.changes(crowd, f as usize, 4);
 }
 
@@ -74,13 +74,13 @@ fn same_frame(got: &Packet, want: &Packet) {
 }
 
 /// Runs both threads under `policy`; returns the frames read and the allocations inside the window.
-fn run(character: &Character, policy: Overrun) -> (u64, usize) {
+fn run(character: &std::sync::Arc<Character>, policy: Overrun) -> (u64, usize) {
     let settings = FrameSettings {
         packets: if policy == Overrun::Wait { 2 } else { 3 },
         overrun: policy,
         ..FrameSettings::default()
     };
-    let mut crowd: CrowdFrame = CrowdFrame::new(character, settings.clone()).expect("the crowd builds");
+    let mut crowd: CrowdFrame = CrowdFrame::new(character.clone(), settings.clone()).expect("the crowd builds");
     let mut script = common::Script::new(&mut crowd, 11, INSTANCES);
     let exchange = crowd.exchange().clone();
     let barrier = Barrier::new(2);
@@ -114,7 +114,7 @@ fn run(character: &Character, policy: Overrun) -> (u64, usize) {
             let threads = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("a pool");
             threads.install(|| {
                 let mut replica: CrowdFrame = CrowdFrame::new(
-                    character,
+                    character.clone(),
                     FrameSettings {
                         packets: 2,
                         overrun: Overrun::Wait,
@@ -168,7 +168,7 @@ fn run(character: &Character, policy: Overrun) -> (u64, usize) {
 
 #[test]
 fn packets_cross_threads_intact_without_allocating() {
-    let character = common::character(8);
+    let character = std::sync::Arc::new(common::character(8));
     for policy in [Overrun::Wait, Overrun::DropOldest] {
         let (read, allocated) = run(&character, policy);
         println!("{policy:?}: {read} of {FRAMES} frames read, {allocated} allocations after warm-up");

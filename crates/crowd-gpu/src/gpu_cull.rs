@@ -1,8 +1,8 @@
-//! GPU culling of the GPU-driven path: [`GpuCuller`], one draw group's clip bounds and level edges with the three
-//! compute pipelines of `shaders/crowd_cull.wgsl`, over a [`ResidentBuffer`]; and [`CullView`], one view's hysteresis
-//! state (per instance, keyed by its handle, so that it follows the instance from slot to slot), visible lists and
-//! indirect arguments. The view is an input at encode time, so several views cull one
-//! resident buffer, each with its own state.
+//! GPU culling of the GPU-driven path: [`GpuCuller`], one draw group's clip bounds and level edges over the three
+//! compute pipelines of `shaders/crowd_cull.wgsl` (from a [`PipelineCache`]), culling a [`ResidentBuffer`]; and
+//! [`CullView`], one view's hysteresis state (per instance, keyed by its handle, so that it follows the instance from
+//! slot to slot), visible lists and indirect arguments. The view is an input at encode time, so several views cull
+//! one resident buffer, each with its own state; a view may take its levels from another view (shadow views).
 //!
 //! What the GPU decides equals what `crowd_cull::CullingJob` decides for the same store and camera (the
 //! visible set, and each instance's LOD, tier, rate and flags), up to the rounding of the arithmetic at a
@@ -16,12 +16,11 @@ use crowd_cull::{CullCamera, GroupDesc, TierState};
 use crowd_frame::ResidentOwner;
 
 use crate::grow_buffer::GrowBuffer;
+use crate::limits::{DeviceLimits, dispatch_size};
+use crate::pipeline_cache::PipelineCache;
 use crate::resident_buffer::ResidentBuffer;
-use crate::shaders;
+use crate::upload::Uploads;
 use crate::{Error, Result};
-
-/// Threads per workgroup of the per-slot dispatches (`classify`, `scatter`).
-pub(crate) const CULL_WORKGROUP: u32 = 256;
 
 /// Buckets a view counts: every (LOD, tier) of a group, [`MAX_LODS`] × [`TIER_COUNT`]. The shader's
 /// `MAX_BUCKETS`.
@@ -29,6 +28,9 @@ pub const CULL_BUCKETS: usize = MAX_LODS * TIER_COUNT;
 
 /// The bytes of a view's counters: per bucket a count, a first list index and an append cursor.
 const COUNTS_BYTES: u64 = (3 * CULL_BUCKETS * 4) as u64;
+
+/// Bytes of one indirect draw's arguments (`DrawIndexedIndirectArgs`).
+pub(crate) const ARGS_SIZE: u64 = 20;
 
 /// `TierState::HIDDEN` as the shader's state word: the state of an instance the view has not seen.
 pub const HIDDEN_STATE: u32 = u32::from_le_bytes([
@@ -51,9 +53,9 @@ pub const OUT_OF_SEGMENT: u8 = 4;
 pub struct CullViewUniform {
     /// The frustum planes.
     pub planes: [[f32; 4]; 6],
-    /// The view-depth plane.
+    /// The view-depth plane (`(0, 0, 0, 1)` for an orthographic view: every depth is 1).
     pub depth_plane: [f32; 4],
-    /// `1 / tan(fov_y / 2)`.
+    /// The projection's vertical scale: screen size is `r * proj_scale / depth`.
     pub proj_scale: f32,
     /// Slots to cull.
     pub slot_count: u32,
@@ -77,8 +79,10 @@ pub struct CullViewUniform {
     pub now: f32,
     /// The clips of the clip bounds when segment bounds follow them, else 0.
     pub segment_clips: u32,
+    /// 1 when the view takes its levels from another view's states (copied into its own before the cull).
+    pub follow: u32,
     /// Padding.
-    pub pad: [u32; 2],
+    pub pad: u32,
 }
 
 /// One indirect draw of a view: the bucket `lod * TIER_COUNT + tier` it draws and its index range. The twin of
@@ -96,12 +100,21 @@ pub struct DrawSlot {
     pub base_vertex: i32,
 }
 
-/// A clip's bounds as the shader reads them.
+/// A clip's bounds as the shader reads them (`ClipBounds` in `crowd_cull.wgsl`): the box, and with segment bounds
+/// the clip's duration and `first_segment | segment_count << 20 | looping << 31` as an integer. Public only for the
+/// layout test: not part of the API.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 #[repr(C)]
-struct ClipBoundsGpu {
-    min: [f32; 4],
-    max: [f32; 4],
+pub struct ClipBoundsGpu {
+    /// The box's minimum corner.
+    pub min: [f32; 3],
+    /// The clip's duration in seconds (segment bounds only).
+    pub duration: f32,
+    /// The box's maximum corner.
+    pub max: [f32; 3],
+    /// The clip's segments, packed (segment bounds only).
+    pub segments: u32,
 }
 
 /// One draw group's GPU culling: its clip bounds, level edges and the compute pipelines.
@@ -112,10 +125,7 @@ struct ClipBoundsGpu {
 /// `VISIBLE`), with the GPU's own flag bit 2 ([`OUT_OF_SEGMENT`]) set when its segment is out of view.
 #[derive(Debug)]
 pub struct GpuCuller {
-    layout: wgpu::BindGroupLayout,
-    classify: wgpu::ComputePipeline,
-    place: wgpu::ComputePipeline,
-    scatter: wgpu::ComputePipeline,
+    cache: PipelineCache,
     clip_bounds: wgpu::Buffer,
     /// The group's clip bounds, as the shader reads them.
     bounds: Vec<ClipBoundsGpu>,
@@ -124,9 +134,7 @@ pub struct GpuCuller {
     /// Bumped when `clip_bounds` is recreated (views' bind groups hold it).
     generation: u64,
     edges: CullViewUniform,
-    max_slots: u64,
-    max_buffer: u64,
-    binding_limit: u64,
+    limits: DeviceLimits,
 }
 
 /// Bytes of one instance's state in a view: its `TierState` word and its handle's generation.
@@ -144,145 +152,71 @@ pub struct CullView {
     state_handles: u32,
     visible: GrowBuffer,
     counts: wgpu::Buffer,
-    draw_slots: GrowBuffer,
-    args: GrowBuffer,
+    draw_slots: wgpu::Buffer,
+    args: wgpu::Buffer,
     draw_count: u32,
-    group: Option<(wgpu::BindGroup, (u64, u64, u64))>,
-    generation: u64,
-}
-
-/// A compute-stage storage-buffer entry of a bind group layout.
-pub(crate) fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
+    group: Option<(wgpu::BindGroup, [u64; 5])>,
+    uploads: Uploads,
 }
 
 impl GpuCuller {
     /// The culler of draw group `desc` (its clip bounds, LOD, tier and rate thresholds and hysteresis), keeping
-    /// to `limits` (each the smaller of it and the device's).
+    /// to `limits` (each the smaller of it and the device's), with the pipelines of `cache`.
     ///
     /// # Errors
     ///
-    /// [`Error::Gpu`] when `desc` is invalid (as `GroupDesc::validate` says) or the limits allow fewer than 8
-    /// storage buffers per compute stage.
-    pub fn new(device: &wgpu::Device, desc: &GroupDesc, limits: &wgpu::Limits) -> Result<Self> {
-        desc.validate()
-            .map_err(|e| Error::gpu(format!("the draw group cannot be culled: {e}")))?;
-        let device_limits = device.limits();
-        let storage_buffers = limits
-            .max_storage_buffers_per_shader_stage
-            .min(device_limits.max_storage_buffers_per_shader_stage);
-        if storage_buffers < CULL_STORAGE_BUFFERS {
-            return Err(Error::gpu(format!(
-                "the limits allow {storage_buffers} storage buffers per stage; GPU culling needs {CULL_STORAGE_BUFFERS}"
-            )));
+    /// [`Error::Cull`] when `desc` is invalid (as `GroupDesc::validate` says); [`Error::DeviceLimit`] when the
+    /// limits allow fewer than 8 storage buffers per compute stage; [`Error::Limit`] when the clip bounds pass the
+    /// storage binding limit.
+    pub fn new(device: &wgpu::Device, cache: &PipelineCache, desc: &GroupDesc, limits: &wgpu::Limits) -> Result<Self> {
+        desc.validate()?;
+        let limits = DeviceLimits::new(limits, &device.limits());
+        if limits.storage_buffers < CULL_STORAGE_BUFFERS {
+            return Err(Error::DeviceLimit {
+                limit: "max_storage_buffers_per_shader_stage",
+                have: u64::from(limits.storage_buffers),
+                needs: u64::from(CULL_STORAGE_BUFFERS),
+            });
         }
-        let binding_limit = limits
-            .max_storage_buffer_binding_size
-            .min(device_limits.max_storage_buffer_binding_size);
-        let max_buffer = limits.max_buffer_size.min(device_limits.max_buffer_size);
-        let groups = u64::from(
-            limits
-                .max_compute_workgroups_per_dimension
-                .min(device_limits.max_compute_workgroups_per_dimension),
-        );
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("crowd cull"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: NonZeroU64::new(size_of::<CullViewUniform>() as u64),
-                    },
-                    count: None,
-                },
-                storage(1, true),
-                storage(2, true),
-                storage(3, false),
-                storage(4, false),
-                storage(5, false),
-                storage(6, true),
-                storage(7, false),
-                storage(8, true),
-            ],
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("crowd cull"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(shaders::CROWD_CULL.file),
-            source: wgpu::ShaderSource::Wgsl(shaders::CROWD_CULL.composed().into()),
-        });
-        let pipeline = |entry: &str| {
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: Some(&pipeline_layout),
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
         let bounds: Vec<ClipBoundsGpu> = desc
             .clip_bounds
             .iter()
             .map(|b| ClipBoundsGpu {
-                min: b.min.extend(0.0).to_array(),
-                max: b.max.extend(0.0).to_array(),
+                min: b.min.to_array(),
+                max: b.max.to_array(),
+                ..ClipBoundsGpu::default()
             })
             .collect();
         // A validated group has at least one clip.
-        let clip_bounds = wgpu::util::DeviceExt::create_buffer_init(
-            device,
-            &wgpu::util::BufferInitDescriptor {
-                label: Some("crowd clip bounds"),
-                contents: bytemuck::cast_slice(&bounds),
-                usage: wgpu::BufferUsages::STORAGE,
-            },
-        );
+        let clip_bounds = bounds_buffer(device, &bounds, &limits)?;
+        // The pipelines are made (once per cache) before the first cull needs them.
+        cache.cull();
         Ok(Self {
-            classify: pipeline("classify"),
-            place: pipeline("place"),
-            scatter: pipeline("scatter"),
-            layout,
+            cache: cache.clone(),
             clip_bounds,
             bounds,
             segment_clips: 0,
             generation: 0,
             edges: edges(desc),
-            max_slots: groups * groups * u64::from(CULL_WORKGROUP),
-            max_buffer,
-            binding_limit,
+            limits,
         })
     }
 
     /// Culls with time-segment bounds from here on: `clips` are the bake's clip records (one per clip of the
     /// group, in clip order: duration, looping and their segments' range) and `segments` every clip's segment
-    /// boxes (`anim_bake::BakedBounds::segments`). Replaces any segments set before.
+    /// boxes (`bake_format::BakedBounds::segments`). Replaces any segments set before.
     ///
     /// # Errors
     ///
     /// [`Error::Bake`] naming the clip when the clip count differs from the group's, a clip's segments lie past
     /// `segments` or past the packing's 2^20 first segment and 2047 segments, a duration is not finite, or a box
-    /// is not finite with `min <= max`. Nothing changes then.
+    /// is not finite with `min <= max`; [`Error::Limit`] when the boxes pass the storage binding limit. Nothing
+    /// changes then.
     pub fn set_segments(
         &mut self,
         device: &wgpu::Device,
-        clips: &[anim_bake::ClipRecord],
-        segments: &[anim_bake::BoundsRecord],
+        clips: &[bake_format::ClipRecord],
+        segments: &[bake_format::BoundsRecord],
     ) -> Result<()> {
         let bad = |clip: Option<usize>, what: &'static str| Err(Error::Bake { clip, what });
         if clips.len() != self.bounds.len() {
@@ -297,7 +231,7 @@ impl GpuCuller {
                 return bad(Some(c), "has a duration that is not finite");
             }
         }
-        let valid = |b: &anim_bake::BoundsRecord| {
+        let valid = |b: &bake_format::BoundsRecord| {
             let (min, max) = (glam::Vec4::from(b.min), glam::Vec4::from(b.max));
             min.is_finite() && max.is_finite() && min.cmple(max).all()
         };
@@ -306,22 +240,15 @@ impl GpuCuller {
         }
         let mut all = self.bounds.clone();
         for (b, r) in all.iter_mut().zip(clips) {
-            let packed = r.first_segment | r.segment_count << 20 | u32::from(r.is_looping()) << 31;
-            b.min[3] = r.duration;
-            b.max[3] = f32::from_bits(packed);
+            b.duration = r.duration;
+            b.segments = r.first_segment | r.segment_count << 20 | u32::from(r.is_looping()) << 31;
         }
         all.extend(segments.iter().map(|s| ClipBoundsGpu {
-            min: [s.min[0], s.min[1], s.min[2], 0.0],
-            max: [s.max[0], s.max[1], s.max[2], 0.0],
+            min: [s.min[0], s.min[1], s.min[2]],
+            max: [s.max[0], s.max[1], s.max[2]],
+            ..ClipBoundsGpu::default()
         }));
-        self.clip_bounds = wgpu::util::DeviceExt::create_buffer_init(
-            device,
-            &wgpu::util::BufferInitDescriptor {
-                label: Some("crowd clip and segment bounds"),
-                contents: bytemuck::cast_slice(&all),
-                usage: wgpu::BufferUsages::STORAGE,
-            },
-        );
+        self.clip_bounds = bounds_buffer(device, &all, &self.limits)?;
         self.segment_clips = clips.len() as u32;
         self.generation += 1;
         Ok(())
@@ -332,8 +259,31 @@ impl GpuCuller {
         self.segment_clips > 0
     }
 
-    /// A new view with no slots and no draws.
-    pub fn view(&self, device: &wgpu::Device) -> CullView {
+    /// A new view that writes `draws`, in order: argument `i` draws `draws[i]`'s bucket with its index range,
+    /// starting at the bucket's first list index.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Limit`] when the counters, the draws or their arguments (20 bytes a draw) pass the storage binding
+    /// limit or `max_buffer_size` (each is bound whole).
+    pub fn view(&self, device: &wgpu::Device, draws: &[DrawSlot]) -> Result<CullView> {
+        let max = self.limits.whole();
+        let draw_bytes = size_of_val(draws) as u64;
+        let args_bytes = draws.len() as u64 * ARGS_SIZE;
+        for (buffer, bytes) in [
+            ("cull counters", COUNTS_BYTES),
+            ("cull draws", draw_bytes),
+            ("indirect arguments", args_bytes),
+        ] {
+            if bytes > max {
+                return Err(Error::Limit {
+                    buffer,
+                    bytes,
+                    limit: "max_buffer_size or max_storage_buffer_binding_size",
+                    max,
+                });
+            }
+        }
         let uniform = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("crowd cull view"),
             size: size_of::<CullViewUniform>() as u64,
@@ -346,89 +296,79 @@ impl GpuCuller {
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
-        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
-        CullView {
+        // Draw slots and arguments are sized exactly (at least one word, so that a binding is valid).
+        let draw_slots = wgpu::util::DeviceExt::create_buffer_init(
+            device,
+            &wgpu::util::BufferInitDescriptor {
+                label: Some("crowd cull draws"),
+                contents: if draws.is_empty() {
+                    &[0; 16]
+                } else {
+                    bytemuck::cast_slice(draws)
+                },
+                usage: wgpu::BufferUsages::STORAGE,
+            },
+        );
+        let args = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("crowd cull indirect"),
+            size: args_bytes.max(ARGS_SIZE),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        Ok(CullView {
             uniform,
             states: GrowBuffer::new(device, "crowd cull states", storage, u64::MAX / 2),
             state_handles: 0,
             visible: GrowBuffer::new(device, "crowd cull visible", storage, u64::MAX / 2),
             counts,
-            draw_slots: GrowBuffer::new(device, "crowd cull draws", wgpu::BufferUsages::STORAGE, u64::MAX / 2),
-            args: GrowBuffer::new(
-                device,
-                "crowd cull indirect",
-                storage | wgpu::BufferUsages::INDIRECT,
-                u64::MAX / 2,
-            ),
-            draw_count: 0,
+            draw_slots,
+            args,
+            draw_count: draws.len() as u32,
             group: None,
-            generation: 0,
-        }
+            uploads: Uploads::new(4 << 10),
+        })
     }
 
-    /// Culls every slot of `instances` for `camera` at animation time `now` into `view`: encodes a clear of the
-    /// counters and the three dispatches into `encoder`, after writing the view's uniform. An instance the view has not seen (a handle
-    /// index it holds no state for, or another generation of it) starts at `TierState::HIDDEN`; every other
-    /// instance's state carries over from the view's last cull (hysteresis), whichever slot it is in now.
+    /// Culls every slot of `instances` for `camera` at animation time `now` into `view`, recording into `encoder`
+    /// the view's uniform, a clear of the counters and the three dispatches (with `timestamp_writes` on the pass,
+    /// on a device with `TIMESTAMP_QUERY`). An instance the view has not seen (a handle index it holds no state
+    /// for, or another generation of it) starts at `TierState::HIDDEN`; every other instance's state carries over
+    /// from the view's last cull (hysteresis), whichever slot it is in now.
+    ///
+    /// With `follow`, a view culled earlier in the encoder (a shadow view following the main camera), the view takes
+    /// each instance's LOD, tier and rate from that view's state (its visibility is its own); an instance the other
+    /// view has not seen gets its levels from this view's camera, as a new instance would.
     ///
     /// # Errors
     ///
-    /// [`Error::Gpu`] for a camera that fails `CullCamera::validate` or a clock that is not finite;
-    /// [`Error::Limit`] when the view's per-slot buffers would pass `max_buffer_size` or the storage binding
-    /// limit, or the slots need more workgroups than two dispatch dimensions hold. Nothing is encoded then.
+    /// [`Error::Cull`] for a camera that fails `CullCamera::validate`, [`Error::Clock`] for a clock that is not
+    /// finite; [`Error::Limit`] when the view's per-slot or per-handle buffers would pass `max_buffer_size` or the
+    /// storage binding limit. Nothing is recorded then.
     #[expect(
         clippy::too_many_arguments,
-        reason = "the devices, the encoder, the instances, the view and the clock"
+        reason = "the device, the encoder, the instances, the view, the camera, the clock, the view followed and the timestamps"
     )]
     pub fn cull(
         &self,
         device: &wgpu::Device,
-        queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         instances: &ResidentBuffer,
         view: &mut CullView,
         camera: &CullCamera,
         now: f32,
-    ) -> Result<()> {
-        self.cull_with(device, queue, encoder, instances, view, camera, now, None)
-    }
-
-    /// [`GpuCuller::cull`], with `timestamp_writes` on its compute pass (a device with `TIMESTAMP_QUERY`).
-    ///
-    /// # Errors
-    ///
-    /// As [`GpuCuller::cull`].
-    #[expect(clippy::too_many_arguments, reason = "cull's arguments and the pass's timestamps")]
-    pub fn cull_with(
-        &self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        encoder: &mut wgpu::CommandEncoder,
-        instances: &ResidentBuffer,
-        view: &mut CullView,
-        camera: &CullCamera,
-        now: f32,
+        follow: Option<&CullView>,
         timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
     ) -> Result<()> {
-        camera
-            .validate()
-            .map_err(|e| Error::gpu(format!("the cull camera: {e}")))?;
+        camera.validate()?;
         if !now.is_finite() {
-            return Err(Error::gpu(format!("the cull clock is {now}")));
+            return Err(Error::Clock { now });
         }
         let slots = instances.slot_count();
-        if u64::from(slots) > self.max_slots {
-            return Err(Error::Limit {
-                buffer: "cull dispatch",
-                bytes: u64::from(slots),
-                limit: "max_compute_workgroups_per_dimension (squared, times 256 slots)",
-                max: self.max_slots,
-            });
-        }
         let bytes = u64::from(slots) * 4;
         let handles = instances.handle_capacity();
         let state_bytes = u64::from(handles) * STATE_SIZE;
-        let max = self.max_buffer.min(self.binding_limit);
+        let max = self.limits.whole();
         for (buffer, b) in [("cull visible lists", bytes), ("cull states", state_bytes)] {
             if b > max {
                 return Err(Error::Limit {
@@ -439,26 +379,36 @@ impl GpuCuller {
                 });
             }
         }
-        view.grow_states(device, queue, handles, max);
-        if view.visible.size() < bytes {
-            view.visible.reserve(device, bytes, max);
-            view.generation += 1;
+        view.grow_states(device, encoder, handles, max);
+        view.visible.reserve(device, bytes, max);
+        let follow = follow.filter(|leader| leader.state_handles > 0 && !std::ptr::eq(*leader, &*view));
+        if let Some(leader) = follow {
+            // The leader's states replace the view's own: what the leader has not seen keeps the view's state.
+            let n = u64::from(leader.state_handles.min(handles));
+            encoder.copy_buffer_to_buffer(&leader.states.buffer, 0, &view.states.buffer, 0, n * STATE_SIZE);
         }
-        let key = (instances.generation(), view.generation, self.generation);
+        let key = [
+            instances.generation(),
+            view.states.generation,
+            view.visible.generation,
+            self.generation,
+            // The culler's identity: a view moved to another culler rebuilds its group.
+            std::ptr::from_ref(self) as u64,
+        ];
         if view.group.as_ref().is_none_or(|g| g.1 != key) {
             let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("crowd cull"),
-                layout: &self.layout,
+                layout: &self.cache.layouts().cull,
                 entries: &[
-                    entry(0, &view.uniform),
-                    entry(1, instances.buffer()),
-                    entry(2, &self.clip_bounds),
-                    entry(3, &view.states.buffer),
-                    entry(4, &view.counts),
-                    entry(5, &view.visible.buffer),
-                    entry(6, &view.draw_slots.buffer),
-                    entry(7, &view.args.buffer),
-                    entry(8, instances.owners_buffer()),
+                    whole(0, &view.uniform),
+                    whole(1, instances.buffer()),
+                    whole(2, &self.clip_bounds),
+                    whole(3, &view.states.buffer),
+                    whole(4, &view.counts),
+                    whole(5, &view.visible.buffer),
+                    whole(6, &view.draw_slots),
+                    whole(7, &view.args),
+                    whole(8, instances.owners_buffer()),
                 ],
             });
             view.group = Some((group, key));
@@ -471,40 +421,65 @@ impl GpuCuller {
         uniform.draw_count = view.draw_count;
         uniform.now = now;
         uniform.segment_clips = self.segment_clips;
-        queue.write_buffer(&view.uniform, 0, bytemuck::bytes_of(&uniform));
-        let Some((group, ..)) = &view.group else {
-            return Err(Error::gpu("the cull bind group is missing"));
-        };
+        uniform.follow = u32::from(follow.is_some());
+        let mut staging = view.uploads.begin(device, encoder);
+        staging.push(&view.uniform, 0, bytemuck::bytes_of(&uniform));
+        staging.finish();
         encoder.clear_buffer(&view.counts, 0, None);
-        let workgroups = slots.div_ceil(CULL_WORKGROUP);
-        let (x, y) = if workgroups <= 65_535 {
-            (workgroups, 1)
-        } else {
-            (65_535, workgroups.div_ceil(65_535))
+        let Some((group, ..)) = &view.group else {
+            return Ok(());
         };
+        let (x, y) = dispatch_size(slots, self.limits.workgroups);
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("crowd cull"),
             timestamp_writes,
         });
+        let pipelines = self.cache.cull();
         pass.set_bind_group(0, group, &[]);
         if x > 0 {
-            pass.set_pipeline(&self.classify);
+            pass.set_pipeline(&pipelines.classify);
             pass.dispatch_workgroups(x, y, 1);
         }
-        pass.set_pipeline(&self.place);
+        pass.set_pipeline(&pipelines.place);
         pass.dispatch_workgroups(1, 1, 1);
         if x > 0 {
-            pass.set_pipeline(&self.scatter);
+            pass.set_pipeline(&pipelines.scatter);
             pass.dispatch_workgroups(x, y, 1);
         }
         Ok(())
     }
 }
 
-fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+/// A buffer of clip (and segment) bounds, within the storage binding limit.
+fn bounds_buffer(device: &wgpu::Device, bounds: &[ClipBoundsGpu], limits: &DeviceLimits) -> Result<wgpu::Buffer> {
+    let bytes = size_of_val(bounds) as u64;
+    if bytes > limits.whole() {
+        return Err(Error::Limit {
+            buffer: "clip bounds",
+            bytes,
+            limit: "max_buffer_size or max_storage_buffer_binding_size",
+            max: limits.whole(),
+        });
+    }
+    Ok(wgpu::util::DeviceExt::create_buffer_init(
+        device,
+        &wgpu::util::BufferInitDescriptor {
+            label: Some("crowd clip bounds"),
+            contents: bytemuck::cast_slice(bounds),
+            usage: wgpu::BufferUsages::STORAGE,
+        },
+    ))
+}
+
+/// A binding of all of `buffer` (whose size the caller kept within the binding limit).
+fn whole(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
     wgpu::BindGroupEntry {
         binding,
-        resource: buffer.as_entire_binding(),
+        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer,
+            offset: 0,
+            size: NonZeroU64::new(buffer.size()),
+        }),
     }
 }
 
@@ -531,45 +506,10 @@ fn edges(desc: &GroupDesc) -> CullViewUniform {
 }
 
 impl CullView {
-    /// Sets the indirect draws the view writes each cull, in order: `args` entry `i` draws `draws[i]`'s bucket
-    /// with its index range, starting at the bucket's first list index.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Limit`] when the arguments would pass `max_buffer_size` (20 bytes a draw); nothing changes then.
-    pub fn set_draws(
-        &mut self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        draws: &[DrawSlot],
-        max: u64,
-    ) -> Result<()> {
-        let bytes = size_of_val(draws) as u64;
-        let args_bytes = draws.len() as u64 * 20;
-        for (buffer, grow, b) in [
-            ("cull draws", &self.draw_slots, bytes),
-            ("indirect arguments", &self.args, args_bytes),
-        ] {
-            if b > grow.size() && grow.size_for(b, max) > max {
-                return Err(Error::Limit {
-                    buffer,
-                    bytes: b,
-                    limit: "max_buffer_size",
-                    max,
-                });
-            }
-        }
-        if self.draw_slots.reserve(device, bytes, max) | self.args.reserve(device, args_bytes, max) {
-            self.generation += 1;
-        }
-        queue.write_buffer(&self.draw_slots.buffer, 0, bytemuck::cast_slice(draws));
-        self.draw_count = draws.len() as u32;
-        Ok(())
-    }
-
     /// Writes `state` as the view's hysteresis state of the instance `owner` (for example, the CPU's state when a
-    /// view takes over from CPU culling). An owner past the view's states, or empty, is ignored: the view starts it
-    /// at `TierState::HIDDEN` when it first culls it.
+    /// view takes over from CPU culling), with `queue.write_buffer`: it takes effect at the next submit, before its
+    /// command buffers. An owner past the view's states, or empty, is ignored: the view starts it at
+    /// `TierState::HIDDEN` when it first culls it.
     pub fn write_state(&self, queue: &wgpu::Queue, owner: ResidentOwner, state: TierState) {
         if owner.index < self.state_handles {
             let word = [u32::from_le_bytes(bytemuck::cast(state)), owner.generation];
@@ -581,29 +521,19 @@ impl CullView {
         }
     }
 
-    /// Makes the view hold states for `handles` handle indices, keeping the old ones. New states are zero:
-    /// generation 0 is never a live handle's, so their instances start at `TierState::HIDDEN`.
-    fn grow_states(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, handles: u32, max: u64) {
+    /// Makes the view hold states for `handles` handle indices, keeping the old ones (a copy recorded into
+    /// `encoder`). New states are zero: generation 0 is never a live handle's, so their instances start at
+    /// `TierState::HIDDEN`.
+    fn grow_states(&mut self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder, handles: u32, max: u64) {
         if handles <= self.state_handles {
             return;
         }
         let bytes = u64::from(handles) * STATE_SIZE;
         if bytes > self.states.size() {
-            let size = self.states.size_for(bytes, max);
             // wgpu zero-fills a new buffer.
-            let old = std::mem::replace(
-                &mut self.states.buffer,
-                device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("crowd cull states"),
-                    size,
-                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                }),
-            );
+            let old = self.states.buffer.clone();
+            self.states.reserve(device, bytes, max);
             if self.state_handles > 0 {
-                let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("crowd cull state growth"),
-                });
                 encoder.copy_buffer_to_buffer(
                     &old,
                     0,
@@ -611,21 +541,14 @@ impl CullView {
                     0,
                     u64::from(self.state_handles) * STATE_SIZE,
                 );
-                queue.submit([encoder.finish()]);
             }
-            self.generation += 1;
         }
         self.state_handles = handles;
     }
 
-    /// The indirect draws the view writes each cull ([`CullView::set_draws`]).
+    /// The indirect draws the view writes each cull.
     pub fn draw_count(&self) -> u32 {
         self.draw_count
-    }
-
-    /// Bumped whenever one of the view's buffers is recreated (its bind groups must be too).
-    pub fn generation(&self) -> u64 {
-        self.generation
     }
 
     /// Handle indices the view holds states for.
@@ -648,8 +571,13 @@ impl CullView {
         &self.counts
     }
 
-    /// The indirect arguments, one `DrawIndexedIndirectArgs` (20 bytes) per draw of [`CullView::set_draws`].
+    /// The indirect arguments, one `DrawIndexedIndirectArgs` (20 bytes) per draw of the view.
     pub fn args_buffer(&self) -> &wgpu::Buffer {
-        &self.args.buffer
+        &self.args
+    }
+
+    /// Bumped whenever one of the view's buffers that the draws bind is recreated.
+    pub(crate) fn generation(&self) -> u64 {
+        self.visible.generation
     }
 }

@@ -2,6 +2,8 @@
 
 use skin_pack::ByteRange;
 
+use crate::upload::Staging;
+
 /// The smallest buffer: 256 bytes, so that a binding of an empty buffer is valid and sub-allocations stay aligned.
 pub(crate) const MIN_BUFFER_BYTES: u64 = 256;
 
@@ -14,6 +16,8 @@ pub(crate) struct GrowBuffer {
     usage: wgpu::BufferUsages,
     window: u64,
     pub buffer: wgpu::Buffer,
+    /// Bumped whenever `buffer` is recreated: bind groups made before hold the old one.
+    pub generation: u64,
 }
 
 impl GrowBuffer {
@@ -23,6 +27,7 @@ impl GrowBuffer {
             usage,
             window: window.max(MIN_BUFFER_BYTES),
             buffer: create(device, label, usage, MIN_BUFFER_BYTES),
+            generation: 0,
         }
     }
 
@@ -37,12 +42,14 @@ impl GrowBuffer {
     }
 
     /// Makes the buffer hold at least `bytes`, doubling; returns true when it was recreated (its bind groups must
-    /// be too, and its old contents are gone: the packet rewrites every range a draw reads each frame).
+    /// be too, and its old contents are gone: the packet rewrites every range a draw reads each frame). The caller
+    /// checked that [`GrowBuffer::size_for`] is within its limits.
     pub fn reserve(&mut self, device: &wgpu::Device, bytes: u64, max_size: u64) -> bool {
         if bytes <= self.size() {
             return false;
         }
         self.buffer = create(device, self.label, self.usage, self.size_for(bytes, max_size));
+        self.generation += 1;
         true
     }
 
@@ -53,15 +60,15 @@ impl GrowBuffer {
         size_within(self.window, bytes, max_size)
     }
 
-    /// Writes the ranges `dirty` of `data` at the same offsets; returns the bytes written. Ranges must lie within
+    /// Stages the ranges `dirty` of `data` at the same offsets; returns the bytes staged. Ranges must lie within
     /// `data` and the buffer (the caller reserved `data.len()`), and start and end on multiples of 4.
-    pub fn write_ranges(&self, queue: &wgpu::Queue, data: &[u8], dirty: &[ByteRange]) -> u64 {
+    pub fn stage_ranges(&self, staging: &mut Staging<'_>, data: &[u8], dirty: &[ByteRange]) -> u64 {
         let mut written = 0;
         for r in dirty {
             if r.is_empty() {
                 continue;
             }
-            queue.write_buffer(&self.buffer, r.start as u64, &data[r.as_range()]);
+            staging.push(&self.buffer, r.start as u64, &data[r.as_range()]);
             written += r.len() as u64;
         }
         written

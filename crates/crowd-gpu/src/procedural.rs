@@ -13,7 +13,7 @@ use wgpu::util::DeviceExt;
 use crate::debug_view::DebugView;
 use crate::grow_buffer::GrowBuffer;
 use crate::lighting::Lighting;
-use crate::renderer::{DrawCrowd, draw_pipeline};
+use crate::pipeline_cache::{PassState, draw_pipeline};
 use crate::shaders;
 use crate::uniforms::FrameUniform;
 use crate::{Error, PrepareStats, RendererConfig, Result};
@@ -119,7 +119,7 @@ impl ProceduralRenderer {
     /// # Errors
     ///
     /// [`Error::Mesh`] holding `crowd_mesh::Error::Mesh` when `undulation` fails `Undulation::validate`, or the
-    /// mesh's vertex or index buffer is past `max_buffer_size`; [`Error::Gpu`] when the binding limit holds no
+    /// mesh's vertex or index buffer is past `max_buffer_size`; [`Error::DeviceLimit`] when the binding limit holds no
     /// record (a `max_storage_buffer_binding_size` under 32 bytes).
     pub fn new(
         device: &wgpu::Device,
@@ -137,10 +137,11 @@ impl ProceduralRenderer {
         // Whole records, and no more than a draw's u32 instance range counts.
         let record_window = (binding_limit / record).min(u64::from(u32::MAX)) * record;
         if record_window == 0 {
-            return Err(Error::gpu(format!(
-                "max_storage_buffer_binding_size is {binding_limit} bytes; the procedural renderer needs at least \
-                 {record}"
-            )));
+            return Err(Error::DeviceLimit {
+                limit: "max_storage_buffer_binding_size",
+                have: binding_limit,
+                needs: record,
+            });
         }
         let max_buffer = config.limits.max_buffer_size.min(device_limits.max_buffer_size);
         let vertex_bytes = interleave(mesh);
@@ -276,8 +277,8 @@ impl ProceduralRenderer {
     ///
     /// [`Error::Limit`] naming `"procedural records"` when the records (`records.len() × 32` bytes, the count
     /// times the record size) are past `max_storage_buffer_binding_size` (they are bound whole) or their buffer
-    /// would be past `max_buffer_size`; [`Error::Gpu`] naming the renderer's mesh when `time` or a camera is not
-    /// finite. Nothing is uploaded then, and the draws draw nothing until a `prepare` succeeds.
+    /// would be past `max_buffer_size`; [`Error::Clock`] when `time` is not finite and [`Error::Camera`] when a
+    /// camera is not. Nothing is uploaded then, and the draws draw nothing until a `prepare` succeeds.
     pub fn prepare(
         &mut self,
         device: &wgpu::Device,
@@ -286,17 +287,13 @@ impl ProceduralRenderer {
     ) -> Result<PrepareStats> {
         self.stats = PrepareStats::default();
         if !frame.time.is_finite() {
-            return Err(Error::gpu(format!(
-                "procedural renderer of '{}': time {} s is not finite",
-                self.name, frame.time
-            )));
+            return Err(Error::Clock { now: frame.time as f32 });
         }
         let depth_camera = frame.depth_camera.unwrap_or(frame.camera);
         if !frame.camera.is_finite() || !depth_camera.is_finite() {
-            return Err(Error::gpu(format!(
-                "procedural renderer of '{}': a camera is not finite",
-                self.name
-            )));
+            return Err(Error::Camera {
+                what: "the procedural frame",
+            });
         }
         let count = frame.records.len() as u64;
         // A slice of records never holds more than isize::MAX bytes; a product past u64 would still be refused.
@@ -356,6 +353,11 @@ impl ProceduralRenderer {
         Ok(self.stats)
     }
 
+    /// The procedural mesh's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Records the last successful `prepare`'s instances into `pass`, whose attachments have the configured
     /// formats: one instanced indexed draw, or nothing for no instances.
     pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>) {
@@ -380,16 +382,6 @@ impl ProceduralRenderer {
         pass.set_vertex_buffer(0, self.vertices.slice(..));
         pass.set_index_buffer(self.indices.slice(..), wgpu::IndexFormat::Uint32);
         pass.draw_indexed(0..self.index_count, 0, 0..self.stats.instances);
-    }
-}
-
-impl DrawCrowd for ProceduralRenderer {
-    fn render(&self, pass: &mut wgpu::RenderPass<'_>) {
-        self.draw(pass);
-    }
-
-    fn render_depth_only(&self, pass: &mut wgpu::RenderPass<'_>) {
-        self.draw_depth_only(pass);
     }
 }
 
@@ -464,5 +456,13 @@ fn procedural_pipeline(
         step_mode: wgpu::VertexStepMode::Vertex,
         attributes,
     };
-    draw_pipeline(device, module, config, layout, entry, vertices, depth_only)
+    draw_pipeline(
+        device,
+        module,
+        &PassState::of_config(config),
+        layout,
+        entry,
+        vertices,
+        depth_only,
+    )
 }

@@ -4,24 +4,23 @@
 //! Beside each slot's state it keeps the slot's [`ResidentOwner`] (the instance's handle), which keys every view's
 //! hysteresis state (`CullView`).
 //!
-//! A frame's changes travel packed: the CPU writes the changed states and their slots and owners into two staging
-//! buffers (two `write_buffer` calls, whatever the number of changes), and a compute pass
-//! (`shaders/resident_scatter.wgsl`) writes each to its slot. So the upload's CPU cost grows with the changes, never with the crowd, and the number
+//! A frame's changes travel packed: the later change of a slot wins and the earlier ones are dropped, then the
+//! changed states and their slots and owners are staged (two pieces, whatever the number of changes), and a compute
+//! pass (`shaders/resident_scatter.wgsl`) writes each to its slot. Everything is recorded into the caller's encoder:
+//! nothing is submitted here. So the upload's CPU cost grows with the changes, never with the crowd, and the number
 //! of wgpu calls is fixed.
 
 use std::num::NonZeroU64;
 use std::ops::Range;
 
 use bytemuck::{Pod, Zeroable};
-use crowd_frame::{RESIDENT_INSTANCE_SIZE, ResidentInstance, ResidentOwner};
+use crowd_frame::{RESIDENT_INSTANCE_SIZE, ResidentChanges, ResidentInstance, ResidentOwner};
 
-use crate::gpu_cull::storage;
 use crate::grow_buffer::GrowBuffer;
-use crate::shaders;
+use crate::limits::{DeviceLimits, dispatch_size};
+use crate::pipeline_cache::PipelineCache;
+use crate::upload::{Staging, Uploads};
 use crate::{Error, Result};
-
-/// Threads per workgroup of the scatter pass.
-const SCATTER_WORKGROUP: u32 = 256;
 
 /// One change's slot and owner: the twin of `SlotUpdate` in `shaders/resident_scatter.wgsl`.
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
@@ -34,6 +33,13 @@ struct SlotUpdate {
 /// Bytes of a slot's owner.
 const OWNER_SIZE: u64 = size_of::<ResidentOwner>() as u64;
 
+/// Bytes of a state.
+const STATE_SIZE: u64 = RESIDENT_INSTANCE_SIZE as u64;
+
+/// Slots of the first buffer: 4 states (192 bytes), within the smallest storage-binding limit a renderer takes
+/// (256 bytes).
+const FIRST_SLOTS: u64 = 4;
+
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 #[repr(C)]
 struct ScatterParams {
@@ -41,84 +47,95 @@ struct ScatterParams {
     pad: [u32; 3],
 }
 
+/// One frame's resident changes as [`ResidentBuffer::apply`] takes them: crowd-frame's [`ResidentChanges`]
+/// (`ResidentUpdate::from`), or plain slices.
+#[derive(Clone, Copy, Debug)]
+pub struct ResidentUpdate<'a> {
+    /// The store's slot count: the buffer's extent after the update.
+    pub slot_count: u32,
+    /// The store's handle-table size: every owner's index must be below it.
+    pub handle_capacity: u32,
+    /// The changed slot ranges, in the order to apply; a later change of a slot wins.
+    pub ranges: &'a [Range<u32>],
+    /// The new states, `ranges` after one another.
+    pub instances: &'a [ResidentInstance],
+    /// The owner of each state's slot ([`ResidentOwner::EMPTY`] for an empty one).
+    pub owners: &'a [ResidentOwner],
+}
+
+impl<'a> From<&'a ResidentChanges> for ResidentUpdate<'a> {
+    fn from(c: &'a ResidentChanges) -> Self {
+        Self {
+            slot_count: c.slot_count,
+            handle_capacity: c.handle_capacity,
+            ranges: &c.ranges,
+            instances: &c.instances,
+            owners: &c.owners,
+        }
+    }
+}
+
 /// The resident instances on the device: one [`ResidentInstance`] and one [`ResidentOwner`] per slot of the
 /// store, in slot order.
 ///
 /// It grows by doubling within `max_buffer_size` and `max_storage_buffer_binding_size` (it is bound whole); a
-/// growth keeps every slot (a GPU copy) and gives the new slots [`ResidentInstance::EMPTY`] and
-/// [`ResidentOwner::EMPTY`].
+/// growth keeps every slot (a copy recorded into the caller's encoder) and gives the new slots
+/// [`ResidentInstance::EMPTY`] and [`ResidentOwner::EMPTY`]. A smaller slot count (a full resend after the store
+/// shrank) only shortens the extent that views cull.
 #[derive(Debug)]
 pub struct ResidentBuffer {
     buffer: wgpu::Buffer,
     owners: wgpu::Buffer,
     slots: u32,
     handle_capacity: u32,
-    max_bytes: u64,
+    limits: DeviceLimits,
     generation: u64,
+    cache: PipelineCache,
     updates: GrowBuffer,
     update_slots: GrowBuffer,
     params: wgpu::Buffer,
-    layout: wgpu::BindGroupLayout,
-    pipeline: wgpu::ComputePipeline,
-    group: Option<wgpu::BindGroup>,
+    group: Option<(wgpu::BindGroup, (u64, u64, u64))>,
     /// Per slot, the index of its last change in the frame being applied (scratch for dropping older duplicates).
     last: Vec<u32>,
     packed: Vec<ResidentInstance>,
     packed_slots: Vec<SlotUpdate>,
+    uploads: Uploads,
+}
+
+/// What [`ResidentBuffer::check`] found: the changes to stage, deduplicated into the buffer's scratch.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Checked {
+    slot_count: u32,
+    handle_capacity: u32,
 }
 
 impl ResidentBuffer {
-    /// An empty buffer that keeps to `limits` (each taken as the smaller of it and the device's).
-    pub fn new(device: &wgpu::Device, limits: &wgpu::Limits) -> Self {
-        let device_limits = device.limits();
-        let max_bytes = limits.max_buffer_size.min(device_limits.max_buffer_size).min(
-            limits
-                .max_storage_buffer_binding_size
-                .min(device_limits.max_storage_buffer_binding_size),
-        );
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("crowd resident scatter"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: NonZeroU64::new(size_of::<ScatterParams>() as u64),
-                    },
-                    count: None,
-                },
-                storage(1, true),
-                storage(2, true),
-                storage(3, false),
-                storage(4, false),
-            ],
-        });
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(shaders::RESIDENT_SCATTER.file),
-            source: wgpu::ShaderSource::Wgsl(shaders::RESIDENT_SCATTER.composed().into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("scatter_resident"),
-            layout: Some(&device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("crowd resident scatter"),
-                bind_group_layouts: &[Some(&layout)],
-                immediate_size: 0,
-            })),
-            module: &module,
-            entry_point: Some("scatter_resident"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+    /// An empty buffer that keeps to `limits` (each taken as the smaller of it and the device's), with the scatter
+    /// pipeline of `cache`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DeviceLimit`] when the storage-binding limit or `max_buffer_size` is under 256 bytes.
+    pub fn new(device: &wgpu::Device, cache: &PipelineCache, limits: &wgpu::Limits) -> Result<Self> {
+        let limits = DeviceLimits::new(limits, &device.limits());
+        if limits.whole() < 256 {
+            return Err(Error::DeviceLimit {
+                limit: "max_storage_buffer_binding_size and max_buffer_size",
+                have: limits.whole(),
+                needs: 256,
+            });
+        }
         let storage = wgpu::BufferUsages::STORAGE;
-        Self {
-            buffer: create(device, "crowd resident instances", 48 * 16),
-            owners: create(device, "crowd resident owners", 8 * 16),
+        // The scatter pipeline is made (once per cache) before the first frame needs it.
+        cache.scatter();
+        Ok(Self {
+            buffer: create(device, "crowd resident instances", FIRST_SLOTS * STATE_SIZE),
+            owners: create(device, "crowd resident owners", FIRST_SLOTS * OWNER_SIZE),
             slots: 0,
             handle_capacity: 0,
-            max_bytes,
+            limits,
             generation: 0,
+            cache: cache.clone(),
             updates: GrowBuffer::new(device, "crowd resident updates", storage, u64::MAX / 2),
             update_slots: GrowBuffer::new(device, "crowd resident update slots", storage, u64::MAX / 2),
             params: device.create_buffer(&wgpu::BufferDescriptor {
@@ -127,13 +144,12 @@ impl ResidentBuffer {
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             }),
-            layout,
-            pipeline,
             group: None,
             last: Vec::new(),
             packed: Vec::new(),
             packed_slots: Vec::new(),
-        }
+            uploads: Uploads::new(1 << 20),
+        })
     }
 
     /// The slots the buffer holds: the store's slot count of the last frame applied.
@@ -141,9 +157,9 @@ impl ResidentBuffer {
         self.slots
     }
 
-    /// The most slots the buffer can hold under its limits.
+    /// The most slots the buffer can hold under its limits: what `FrameSettings::max_slots` of its crowd should be.
     pub fn max_slots(&self) -> u64 {
-        self.max_bytes / RESIDENT_INSTANCE_SIZE as u64
+        max_slots(&self.limits)
     }
 
     /// The device buffer (for binding, and for readback in tests and tools).
@@ -156,109 +172,98 @@ impl ResidentBuffer {
         &self.owners
     }
 
-    /// One past the largest handle index that has owned a slot: the extent of a view's hysteresis state.
+    /// The store's handle-table size as of the last frame applied: the extent of a view's hysteresis state.
     pub fn handle_capacity(&self) -> u32 {
         self.handle_capacity
     }
 
-    /// Bumped whenever the device buffer is recreated (bind groups holding it must be too).
+    /// Bumped whenever the device buffers are recreated (bind groups holding them must be too).
     pub fn generation(&self) -> u64 {
         self.generation
     }
 
-    /// Writes `instances`, held by `owners`, at slots `first..first + instances.len()` (growing the slot count to
-    /// reach them): one frame with a single changed range; see [`ResidentBuffer::apply`].
+    /// Applies one frame's changes (see [`ResidentBuffer::check`] for the rules), recording the copies and the
+    /// scatter pass into `encoder`. Returns the bytes uploaded.
     ///
     /// # Errors
     ///
-    /// As [`ResidentBuffer::apply`].
-    pub fn write(
-        &mut self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        first: u32,
-        instances: &[ResidentInstance],
-        owners: &[ResidentOwner],
-    ) -> Result<u64> {
-        let end = u64::from(first) + instances.len() as u64;
-        let Ok(end32) = u32::try_from(end) else {
-            return Err(self.limit(end));
-        };
-        let range = first..end32;
-        self.apply(
-            device,
-            queue,
-            self.slots.max(end32),
-            std::slice::from_ref(&range),
-            instances,
-            owners,
-        )
-    }
-
-    /// Applies one frame's changes: the buffer holds `slot_count` slots (new ones empty), then slot `s` of each
-    /// range of `ranges` takes the next state of `instances` and owner of `owners`, ranges in order; where ranges
-    /// overlap (a dropped frame folded into the next) the later change wins. Submits one compute pass to `queue`
-    /// when anything changed. Returns the bytes written to the device.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Gpu`] when the ranges do not cover `instances` exactly, `owners` is not as long as `instances`,
-    /// or a range reaches past `slot_count`;
-    /// [`Error::Limit`] when the slots pass `max_buffer_size` or the storage binding limit. Nothing is written
-    /// then, and every slot written before is kept.
+    /// As [`ResidentBuffer::check`]; nothing is recorded and nothing changes then.
     pub fn apply(
         &mut self,
         device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        slot_count: u32,
-        ranges: &[Range<u32>],
-        instances: &[ResidentInstance],
-        owners: &[ResidentOwner],
+        encoder: &mut wgpu::CommandEncoder,
+        update: ResidentUpdate<'_>,
     ) -> Result<u64> {
+        let checked = self.check(update)?;
+        let mut uploads = std::mem::replace(&mut self.uploads, Uploads::new(0));
+        let mut staging = uploads.begin(device, encoder);
+        let scatter = self.stage(device, &mut staging, checked);
+        let written = staging.finish();
+        self.uploads = uploads;
+        if scatter {
+            self.record_scatter(device, encoder);
+        }
+        Ok(written)
+    }
+
+    /// Checks one frame's changes before anything is staged: the buffer will hold `slot_count` slots, and slot `s`
+    /// of each range takes the next state of `instances` and owner of `owners`, ranges in order; where ranges
+    /// overlap (a dropped frame folded into the next) the later change wins. Deduplicates the changes into scratch
+    /// (the buffer's device state does not change). O(changes).
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::ResidentChange`] naming the change when a range reaches past `slot_count` or is reversed, the
+    ///   ranges do not cover `instances` exactly, `owners` is not as long, or an owner's index is at or past
+    ///   `handle_capacity` (owners come from the caller: a bogus one would size every view's state for it);
+    /// - [`Error::Limit`] when the slots, or the deduplicated changes, pass `max_buffer_size` or the storage binding
+    ///   limit (both are bound whole), or the slots need more cull threads than two dispatch dimensions hold.
+    pub(crate) fn check(&mut self, u: ResidentUpdate<'_>) -> Result<Checked> {
         let mut total = 0u64;
-        for r in ranges {
-            if r.start > r.end || r.end > slot_count {
-                return Err(Error::gpu(format!(
-                    "resident change range {}..{} lies past the {slot_count} slots",
-                    r.start, r.end
-                )));
+        for (i, r) in u.ranges.iter().enumerate() {
+            if r.start > r.end || r.end > u.slot_count {
+                return Err(Error::ResidentChange {
+                    index: i,
+                    what: "the range is reversed or reaches past the slot count",
+                });
             }
             total += u64::from(r.end - r.start);
         }
-        if total != instances.len() as u64 {
-            return Err(Error::gpu(format!(
-                "resident changes cover {total} slots but carry {} states",
-                instances.len()
-            )));
-        }
-        if owners.len() != instances.len() {
-            return Err(Error::gpu(format!(
-                "resident changes carry {} states but {} owners",
-                instances.len(),
-                owners.len()
-            )));
-        }
-        let bytes = u64::from(slot_count) * RESIDENT_INSTANCE_SIZE as u64;
-        if bytes > self.max_bytes {
-            return Err(self.limit(u64::from(slot_count)));
-        }
-        let update_bytes = total * RESIDENT_INSTANCE_SIZE as u64;
-        if update_bytes > self.updates.size() && self.updates.size_for(update_bytes, self.max_bytes) > self.max_bytes {
-            return Err(Error::Limit {
-                buffer: "resident updates",
-                bytes: update_bytes,
-                limit: "max_buffer_size or max_storage_buffer_binding_size",
-                max: self.max_bytes,
+        if total != u.instances.len() as u64 {
+            return Err(Error::ResidentChange {
+                index: u.ranges.len(),
+                what: "the ranges do not cover the states exactly",
             });
         }
-        let mut written = self.grow(device, queue, slot_count);
-
+        if u.owners.len() != u.instances.len() {
+            return Err(Error::ResidentChange {
+                index: u.owners.len().min(u.instances.len()),
+                what: "there is not one owner per state",
+            });
+        }
+        let bytes = u64::from(u.slot_count) * STATE_SIZE;
+        if bytes > self.limits.whole() {
+            return Err(Error::Limit {
+                buffer: "resident instances",
+                bytes,
+                limit: "max_buffer_size or max_storage_buffer_binding_size",
+                max: self.limits.whole(),
+            });
+        }
+        if u64::from(u.slot_count) > self.limits.max_threads() {
+            return Err(Error::Limit {
+                buffer: "cull dispatch",
+                bytes: u64::from(u.slot_count),
+                limit: "max_compute_workgroups_per_dimension (squared, times 256 slots)",
+                max: self.limits.max_threads(),
+            });
+        }
         // Later changes of a slot win: keep each slot's last change only, in order.
-        if self.last.len() < slot_count as usize {
-            self.last.resize(slot_count as usize, 0);
+        if self.last.len() < u.slot_count as usize {
+            self.last.resize(u.slot_count as usize, 0);
         }
         let mut i = 0u32;
-        for r in ranges {
+        for r in u.ranges {
             for s in r.clone() {
                 self.last[s as usize] = i;
                 i += 1;
@@ -267,93 +272,108 @@ impl ResidentBuffer {
         self.packed.clear();
         self.packed_slots.clear();
         let mut i = 0u32;
-        let mut at = 0usize;
-        for r in ranges {
+        for r in u.ranges {
             for s in r.clone() {
                 if self.last[s as usize] == i {
-                    let owner = owners[at];
-                    self.packed.push(instances[at]);
-                    self.packed_slots.push(SlotUpdate { slot: s, owner });
-                    if owner != ResidentOwner::EMPTY {
-                        self.handle_capacity = self.handle_capacity.max(owner.index.saturating_add(1));
+                    let owner = u.owners[i as usize];
+                    if owner != ResidentOwner::EMPTY && owner.index >= u.handle_capacity {
+                        return Err(Error::ResidentChange {
+                            index: i as usize,
+                            what: "the owner's index is past the store's handle table",
+                        });
                     }
+                    self.packed.push(u.instances[i as usize]);
+                    self.packed_slots.push(SlotUpdate { slot: s, owner });
                 }
                 i += 1;
-                at += 1;
             }
         }
-        let n = self.packed.len() as u32;
-        if n == 0 {
-            return Ok(written);
-        }
-        let mut rebind = self
-            .updates
-            .reserve(device, u64::from(n) * RESIDENT_INSTANCE_SIZE as u64, self.max_bytes);
-        rebind |= self
-            .update_slots
-            .reserve(device, u64::from(n) * size_of::<SlotUpdate>() as u64, self.max_bytes);
-        if rebind || self.group.is_none() {
-            self.group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("crowd resident scatter"),
-                layout: &self.layout,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: self.params.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: self.updates.buffer.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 2,
-                        resource: self.update_slots.buffer.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 3,
-                        resource: self.buffer.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 4,
-                        resource: self.owners.as_entire_binding(),
-                    },
-                ],
-            }));
-        }
-        queue.write_buffer(&self.updates.buffer, 0, bytemuck::cast_slice(&self.packed));
-        queue.write_buffer(&self.update_slots.buffer, 0, bytemuck::cast_slice(&self.packed_slots));
-        let params = ScatterParams { count: n, pad: [0; 3] };
-        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
-        written += u64::from(n) * (RESIDENT_INSTANCE_SIZE + size_of::<SlotUpdate>()) as u64
-            + size_of::<ScatterParams>() as u64;
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("crowd resident scatter"),
-        });
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("crowd resident scatter"),
-                timestamp_writes: None,
+        // The deduplicated changes are bound whole by the scatter pass: checked after dropping the older duplicates,
+        // so that frames folded under `Overrun::DropOldest` fit whenever their latest states do.
+        let update_bytes = self.packed.len() as u64 * STATE_SIZE;
+        let max = self.limits.whole();
+        if update_bytes > self.updates.size() && self.updates.size_for(update_bytes, max) > max {
+            return Err(Error::Limit {
+                buffer: "resident updates",
+                bytes: update_bytes,
+                limit: "max_buffer_size or max_storage_buffer_binding_size",
+                max,
             });
-            pass.set_pipeline(&self.pipeline);
-            if let Some(group) = &self.group {
-                pass.set_bind_group(0, group, &[]);
-            }
-            let groups = n.div_ceil(SCATTER_WORKGROUP);
-            pass.dispatch_workgroups(groups.min(65_535), groups.div_ceil(65_535), 1);
         }
-        queue.submit([encoder.finish()]);
-        Ok(written)
+        Ok(Checked {
+            slot_count: u.slot_count,
+            handle_capacity: u.handle_capacity,
+        })
     }
 
-    /// Makes the buffer hold `slot_count` slots: slots past the old count are empty. Returns the bytes written.
-    fn grow(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, slot_count: u32) -> u64 {
-        if slot_count <= self.slots {
-            return 0;
+    /// Stages a checked frame: grows the buffers (the copy of the kept slots recorded into `encoder` now, the empty
+    /// new slots staged), and stages the deduplicated changes and the scatter's parameters. Returns true when a
+    /// scatter pass must follow the staged copies ([`ResidentBuffer::record_scatter`]).
+    pub(crate) fn stage(&mut self, device: &wgpu::Device, staging: &mut Staging<'_>, checked: Checked) -> bool {
+        self.grow(device, staging, checked.slot_count);
+        self.slots = checked.slot_count;
+        self.handle_capacity = self.handle_capacity.max(checked.handle_capacity);
+        let n = self.packed.len() as u64;
+        if n == 0 {
+            return false;
         }
-        let bytes = u64::from(slot_count) * RESIDENT_INSTANCE_SIZE as u64;
+        let max = self.limits.whole();
+        self.updates.reserve(device, n * STATE_SIZE, max);
+        self.update_slots
+            .reserve(device, n * size_of::<SlotUpdate>() as u64, max);
+        staging.push(&self.updates.buffer, 0, bytemuck::cast_slice(&self.packed));
+        staging.push(&self.update_slots.buffer, 0, bytemuck::cast_slice(&self.packed_slots));
+        let params = ScatterParams {
+            count: n as u32,
+            pad: [0; 3],
+        };
+        staging.push(&self.params, 0, bytemuck::bytes_of(&params));
+        true
+    }
+
+    /// Records the scatter pass of the last staged frame into `encoder`: after the staged copies.
+    pub(crate) fn record_scatter(&mut self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder) {
+        let key = (self.generation, self.updates.generation, self.update_slots.generation);
+        if self.group.as_ref().is_none_or(|g| g.1 != key) {
+            let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("crowd resident scatter"),
+                layout: &self.cache.layouts().scatter,
+                entries: &[
+                    entry(0, &self.params, self.params.size()),
+                    entry(1, &self.updates.buffer, self.updates.size()),
+                    entry(2, &self.update_slots.buffer, self.update_slots.size()),
+                    entry(3, &self.buffer, self.buffer.size()),
+                    entry(4, &self.owners, self.owners.size()),
+                ],
+            });
+            self.group = Some((group, key));
+        }
+        let Some((group, _)) = &self.group else {
+            return;
+        };
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("crowd resident scatter"),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(self.cache.scatter());
+        pass.set_bind_group(0, group, &[]);
+        let (x, y) = dispatch_size(self.packed.len() as u32, self.limits.workgroups);
+        pass.dispatch_workgroups(x, y, 1);
+    }
+
+    /// Makes the buffer hold `slot_count` slots: slots past the old count are empty (staged), and a recreated
+    /// buffer keeps the old slots (a copy recorded into `encoder`).
+    fn grow(&mut self, device: &wgpu::Device, staging: &mut Staging<'_>, slot_count: u32) {
+        if slot_count <= self.slots {
+            return;
+        }
+        let bytes = u64::from(slot_count) * STATE_SIZE;
         if bytes > self.buffer.size() {
-            let size = crate::grow_buffer::size_within(u64::MAX / 2, bytes, self.max_bytes);
-            let slots = size / RESIDENT_INSTANCE_SIZE as u64;
+            // A size within the binding limit that holds the slots (checked); owners follow in proportion.
+            let size =
+                crate::grow_buffer::size_within(u64::MAX / 2, bytes, self.limits.whole()) / STATE_SIZE * STATE_SIZE;
+            let size = size.max(bytes);
+            let slots = size / STATE_SIZE;
             let old = std::mem::replace(&mut self.buffer, create(device, "crowd resident instances", size));
             let old_owners = std::mem::replace(
                 &mut self.owners,
@@ -361,41 +381,50 @@ impl ResidentBuffer {
             );
             let kept = u64::from(self.slots);
             if kept > 0 {
-                let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("crowd resident growth"),
-                });
-                encoder.copy_buffer_to_buffer(&old, 0, &self.buffer, 0, kept * RESIDENT_INSTANCE_SIZE as u64);
+                let encoder = staging.encoder();
+                encoder.copy_buffer_to_buffer(&old, 0, &self.buffer, 0, kept * STATE_SIZE);
                 encoder.copy_buffer_to_buffer(&old_owners, 0, &self.owners, 0, kept * OWNER_SIZE);
-                queue.submit([encoder.finish()]);
             }
             self.generation += 1;
-            self.group = None;
         }
         // Growth only: the new slots hold no instance until a change reaches them.
         let n = (slot_count - self.slots) as usize;
-        let empty = vec![ResidentInstance::EMPTY; n];
-        let nobody = vec![ResidentOwner::EMPTY; n];
-        queue.write_buffer(
-            &self.buffer,
-            u64::from(self.slots) * RESIDENT_INSTANCE_SIZE as u64,
-            bytemuck::cast_slice(&empty),
-        );
-        queue.write_buffer(
-            &self.owners,
-            u64::from(self.slots) * OWNER_SIZE,
-            bytemuck::cast_slice(&nobody),
-        );
-        self.slots = slot_count;
-        (size_of_val(empty.as_slice()) + size_of_val(nobody.as_slice())) as u64
+        let from = u64::from(self.slots);
+        push_repeated(staging, &self.buffer, from * STATE_SIZE, &ResidentInstance::EMPTY, n);
+        push_repeated(staging, &self.owners, from * OWNER_SIZE, &ResidentOwner::EMPTY, n);
     }
+}
 
-    fn limit(&self, slots: u64) -> Error {
-        Error::Limit {
-            buffer: "resident instances",
-            bytes: slots.saturating_mul(RESIDENT_INSTANCE_SIZE as u64),
-            limit: "max_buffer_size or max_storage_buffer_binding_size",
-            max: self.max_bytes,
-        }
+/// The most slots a resident buffer holds under `limits`: its states are bound whole, and the cull runs a thread per
+/// slot.
+pub(crate) fn max_slots(limits: &DeviceLimits) -> u64 {
+    (limits.whole() / STATE_SIZE).min(limits.max_threads())
+}
+
+/// Stages `n` copies of `value` for `target` at `offset`, in pieces of at most 64 KiB of repeats.
+fn push_repeated<T: Pod>(staging: &mut Staging<'_>, target: &wgpu::Buffer, offset: u64, value: &T, n: usize) {
+    const PIECE: usize = 1024;
+    let piece = [*value; PIECE];
+    let mut done = 0;
+    while done < n {
+        let k = (n - done).min(PIECE);
+        staging.push(
+            target,
+            offset + (done * size_of::<T>()) as u64,
+            bytemuck::cast_slice(&piece[..k]),
+        );
+        done += k;
+    }
+}
+
+fn entry(binding: u32, buffer: &wgpu::Buffer, size: u64) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer,
+            offset: 0,
+            size: NonZeroU64::new(size),
+        }),
     }
 }
 

@@ -22,7 +22,7 @@ use anim_bake::{BakeOptions, BatFormat, Parts};
 use common::driven::{
     SIZE, Scene, camera, crowd_of, crowd_with, renderer, run_frames, scene, tiered_crowd, view_image,
 };
-use common::images;
+use common::images::{self, PrepareNow};
 use crowd_cull::Handle;
 use crowd_frame::{ClipId, CrowdFrame, FrameSettings};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
@@ -61,14 +61,10 @@ fn save(name: &str, pixels: &[u8]) {
 }
 
 /// A GPU-driven crowd of `scene` whose every instance is in the baked tier, with `bat` set when given.
-fn baked_crowd<'a>(
-    gpu: &Gpu,
-    scene: &'a Scene,
-    bat: Option<&anim_bake::BatData>,
-) -> (CrowdFrame<'a>, Vec<Handle>, CrowdRenderer) {
+fn baked_crowd(gpu: &Gpu, scene: &Scene, bat: Option<&anim_bake::BatData>) -> (CrowdFrame, Vec<Handle>, CrowdRenderer) {
     let (crowd, handles, mut r) = tiered_crowd(gpu, scene, ALL_BAKED);
     if let Some(bat) = bat {
-        r.set_bat(&gpu.device, &gpu.queue, bat).expect("the bake fits");
+        r.set_bat(&gpu.device, bat).expect("the bake fits");
         assert!(r.has_bat());
     }
     (crowd, handles, r)
@@ -140,13 +136,13 @@ fn without_a_pose_pool_the_pooled_tier_and_the_unique_overflow_draw_from_the_bak
     let (mut crowd, _, mut r) = crowd_with(&gpu, &scene, all_pooled.clone());
     let exchange = crowd.exchange().clone();
     crowd.step(1.0 / 30.0, &cam).expect("steps");
-    let refused = r.prepare(&gpu.device, &gpu.queue, &exchange.begin_read().expect("a packet"));
+    let refused = r.prepare_now(&gpu, &exchange.begin_read().expect("a packet"));
     assert!(
         matches!(refused, Err(Error::Bake { clip: None, .. })),
         "a frame without a pose pool needs a bake: {refused:?}"
     );
     let (mut crowd, _, mut r) = crowd_with(&gpu, &scene, all_pooled);
-    r.set_bat(&gpu.device, &gpu.queue, &bat).expect("the bake fits");
+    r.set_bat(&gpu.device, &bat).expect("the bake fits");
     run_frames(&mut crowd, &mut r, &gpu, &cam, 3, |_, _| {});
     let exchange = crowd.exchange().clone();
     crowd.step(1.0 / 30.0, &cam).expect("steps");
@@ -154,7 +150,7 @@ fn without_a_pose_pool_the_pooled_tier_and_the_unique_overflow_draw_from_the_bak
     assert!(!packet.resident().pose_pool);
     assert_eq!(packet.stats().live_slots, 0, "the pool is not updated");
     assert!(packet.dirty().pool_palettes.is_empty(), "no pool palette is uploaded");
-    r.prepare(&gpu.device, &gpu.queue, &packet).expect("prepares");
+    r.prepare_now(&gpu, &packet).expect("prepares");
     drop(packet);
     let pooled_tier = view_image(&gpu, &r, &cam, &target);
     save("baked_no_pool", &pooled_tier);
@@ -167,13 +163,13 @@ fn without_a_pose_pool_the_pooled_tier_and_the_unique_overflow_draw_from_the_bak
 
     // Every instance in the unique tier, 8 of them CPU-drawn: the overflow draws from the bake too.
     let (mut crowd, _, mut r) = crowd_with(&gpu, &scene, no_pool([0.000_3, 0.000_2, 0.000_1], 8));
-    r.set_bat(&gpu.device, &gpu.queue, &bat).expect("the bake fits");
+    r.set_bat(&gpu.device, &bat).expect("the bake fits");
     run_frames(&mut crowd, &mut r, &gpu, &cam, 3, |_, _| {});
     let exchange = crowd.exchange().clone();
     crowd.step(1.0 / 30.0, &cam).expect("steps");
     let packet = exchange.begin_read().expect("a packet");
     assert_eq!(packet.stats().unique, 8, "8 unique instances, the rest overflow");
-    r.prepare(&gpu.device, &gpu.queue, &packet).expect("prepares");
+    r.prepare_now(&gpu, &packet).expect("prepares");
     drop(packet);
     let overflow = view_image(&gpu, &r, &cam, &target);
     save("baked_no_pool_overflow", &overflow);
@@ -198,7 +194,7 @@ fn baked_crossfades_match_the_cpu_blend_at_three_weights() {
     // Every instance fades to the next clip over 0.7 s from frame 2 (21 frames at 30 Hz): the weights after 6, 12
     // and 21 more frames are 2/7, 4/7 and 1, levels of the CPU pool's crossfade buckets (8 levels, k/7), so the
     // CPU blend shows the weight the GPU computes.
-    let fade = |f: usize, crowd: &mut CrowdFrame<'_>, handles: &[Handle]| {
+    let fade = |f: usize, crowd: &mut CrowdFrame, handles: &[Handle]| {
         if f == 2 {
             for &h in handles {
                 let clip = crowd.store().get(h).expect("live").desc.anim.clip as u16;
@@ -212,7 +208,7 @@ fn baked_crossfades_match_the_cpu_blend_at_three_weights() {
         run_frames(&mut cpu_crowd, &mut cpu, &gpu, &cam, frames, |f, c| {
             fade(f, c, &handles)
         });
-        let reference = images::render(&gpu, &target, &[&cpu]);
+        let reference = images::render(&gpu, &target, &cam, &[&cpu]);
 
         let (mut crowd, handles, mut r) = baked_crowd(&gpu, &scene, Some(&bat));
         run_frames(&mut crowd, &mut r, &gpu, &cam, frames, |f, c| fade(f, c, &handles));
@@ -247,13 +243,13 @@ fn bakes_that_do_not_fit_are_refused() {
     // Not on the GPU-driven path.
     let (crowd, _) = crowd_of(&scene, false);
     let mut cpu = renderer(&gpu, &scene, &crowd, false);
-    let err = cpu.set_bat(&gpu.device, &gpu.queue, &bat).expect_err("CPU-culled");
-    assert!(matches!(err, Error::Gpu { .. }), "{err}");
+    let err = cpu.set_bat(&gpu.device, &bat).expect_err("CPU-culled");
+    assert!(matches!(err, Error::Path { .. }), "{err}");
 
     // Another entry format than the renderer's palettes.
     let (_, _, mut r) = baked_crowd(&gpu, &scene, None);
     let qt = bake(&scene, BatFormat::QtF16);
-    let err = r.set_bat(&gpu.device, &gpu.queue, &qt).expect_err("QtF16 entries");
+    let err = r.set_bat(&gpu.device, &qt).expect_err("QtF16 entries");
     assert!(matches!(err, Error::BakeFormat { .. }), "{err}");
     assert!(!r.has_bat(), "nothing changes on error");
 
@@ -262,11 +258,11 @@ fn bakes_that_do_not_fit_are_refused() {
     short
         .entries
         .truncate(short.entries.len() - bat.joint_count as usize * 12);
-    let err = r.set_bat(&gpu.device, &gpu.queue, &short).expect_err("a frame short");
+    let err = r.set_bat(&gpu.device, &short).expect_err("a frame short");
     assert!(matches!(err, Error::Bake { clip: Some(_), .. }), "{err}");
     let mut one = bat.clone();
     one.clips[0].frame_count = 1;
-    let err = r.set_bat(&gpu.device, &gpu.queue, &one).expect_err("one frame");
+    let err = r.set_bat(&gpu.device, &one).expect_err("one frame");
     assert!(matches!(err, Error::Bake { clip: Some(0), .. }), "{err}");
 
     // Entries past a small, odd storage binding limit.
@@ -278,7 +274,7 @@ fn bakes_that_do_not_fit_are_refused() {
         gpu_driven: true,
         ..scene.settings.clone()
     };
-    let limited_crowd: CrowdFrame = CrowdFrame::new(&scene.character, settings).expect("a crowd");
+    let limited_crowd: CrowdFrame = CrowdFrame::new(scene.character.clone(), settings).expect("a crowd");
     let mut limited: CrowdRenderer = images::renderer(&gpu, Some(small));
     let materials = vec![crowd_mesh::Material::default(); scene.meshes.len()];
     images::add_meshes(&gpu, &mut limited, &scene.meshes, &materials);
@@ -287,9 +283,7 @@ fn bakes_that_do_not_fit_are_refused() {
         .group_desc(limited_crowd.group())
         .expect("a group");
     limited.enable_gpu_driven(&gpu.device, desc).expect("GPU-driven");
-    let err = limited
-        .set_bat(&gpu.device, &gpu.queue, &bat)
-        .expect_err("past the binding limit");
+    let err = limited.set_bat(&gpu.device, &bat).expect_err("past the binding limit");
     assert!(
         matches!(
             err,
@@ -309,9 +303,7 @@ fn bakes_that_do_not_fit_are_refused() {
     crowd.step(1.0 / 30.0, &cam).expect("steps");
     let exchange = crowd.exchange().clone();
     let packet = exchange.begin_read().expect("a packet");
-    let err = r
-        .prepare(&gpu.device, &gpu.queue, &packet)
-        .expect_err("another duration");
+    let err = r.prepare_now(&gpu, &packet).expect_err("another duration");
     assert!(matches!(err, Error::Bake { clip: Some(1), .. }), "{err}");
     assert!(err.to_string().contains("clip 1"), "{err}");
 }

@@ -12,6 +12,8 @@
 
 mod common;
 
+use common::cull::{cull_now, is_tie, read_cull};
+
 use crowd_cull::FrameCamera;
 use crowd_cull::reference::sphere_visible;
 use crowd_cull::{
@@ -20,7 +22,7 @@ use crowd_cull::{
 };
 use crowd_frame::{ResidentAnim, ResidentFade, ResidentInstance, ResidentOwner};
 use crowd_gpu::headless::Gpu;
-use crowd_gpu::{CULL_BUCKETS, CullView, DrawSlot, GpuCuller, ResidentBuffer};
+use crowd_gpu::{CullView, DrawSlot, GpuCuller, PipelineCache, ResidentBuffer, ResidentUpdate};
 use glam::{Quat, Vec3, Vec4};
 
 /// A deterministic generator (SplitMix64).
@@ -138,72 +140,6 @@ fn slot_owners(store: &InstanceStore, g: GroupId) -> Vec<ResidentOwner> {
         .collect()
 }
 
-/// Everything a view's cull produced, read back.
-struct GpuCull {
-    /// Per handle index: the state and the generation it belongs to.
-    states: Vec<(TierState, u32)>,
-    /// Per bucket: the visible slots, sorted.
-    lists: Vec<Vec<u32>>,
-}
-
-fn read_cull(gpu: &Gpu, view: &CullView, slots: usize, draws: usize) -> GpuCull {
-    let words = |buffer: &wgpu::Buffer, n: usize| -> Vec<u32> {
-        bytemuck::cast_slice(&gpu.read_buffer(buffer, n as u64 * 4).expect("reads back")).to_vec()
-    };
-    let states = words(view.states_buffer(), 2 * view.state_handles() as usize);
-    let counts = words(view.counts_buffer(), 3 * CULL_BUCKETS);
-    let visible = words(view.visible_buffer(), slots);
-    let args = words(view.args_buffer(), draws * 5);
-    let mut lists = Vec::new();
-    for b in 0..CULL_BUCKETS {
-        let (n, first) = (counts[b] as usize, counts[CULL_BUCKETS + b] as usize);
-        assert_eq!(
-            counts[2 * CULL_BUCKETS + b] as usize,
-            n,
-            "bucket {b}: every counted slot was appended"
-        );
-        let mut list = visible[first..first + n].to_vec();
-        list.sort_unstable();
-        lists.push(list);
-        if b < draws {
-            // Draw b draws bucket b: its index range and count, from instance 0 (the vertex shader adds the
-            // bucket's first list index, so no draw needs INDIRECT_FIRST_INSTANCE).
-            assert_eq!(
-                &args[b * 5..b * 5 + 5],
-                &[3 * (b as u32 + 1), n as u32, 6 * b as u32, 0, 0]
-            );
-        }
-    }
-    GpuCull {
-        states: states.chunks_exact(2).map(|w| (bytemuck::cast(w[0]), w[1])).collect(),
-        lists,
-    }
-}
-
-/// True when the instance lies within a relative 1e-5 of a frustum plane or a level edge of `desc`: the GPU and
-/// the CPU may round it to either side.
-fn is_tie(camera: &CullCamera, desc: &GroupDesc, centre: Vec3, r: f32) -> bool {
-    let scale = centre.abs().max_element() + r + 1.0;
-    for p in camera.planes {
-        let d = p.truncate().dot(centre) + p.w + r;
-        if d.abs() <= 1e-5 * scale {
-            return true;
-        }
-    }
-    if !sphere_visible(camera, centre, r) {
-        return false;
-    }
-    let s = camera.screen_size(centre, r);
-    let h = desc.hysteresis;
-    let edges = desc
-        .lod_thresholds
-        .iter()
-        .chain(&desc.tier_thresholds)
-        .chain(&desc.rate_thresholds)
-        .flat_map(|&t| [t * (1.0 - h), t * (1.0 + h)]);
-    s.is_finite() && edges.into_iter().any(|e| (s - e).abs() <= 1e-5 * e)
-}
-
 struct Scene {
     store: InstanceStore,
     g: GroupId,
@@ -213,7 +149,7 @@ struct Scene {
     culler: GpuCuller,
     resident: ResidentBuffer,
     view: CullView,
-    draws: usize,
+    draws: Vec<DrawSlot>,
     ties: usize,
     compared: usize,
 }
@@ -226,20 +162,19 @@ impl Scene {
         let mut handles = vec![Handle::default(); descs.len()];
         store.add_many(g, descs, &mut handles).expect("the instances are valid");
         let limits = gpu.device.limits();
-        let culler = GpuCuller::new(&gpu.device, &desc, &limits).expect("a culler");
-        let mut resident = ResidentBuffer::new(&gpu.device, &limits);
-        resident
-            .write(
-                &gpu.device,
-                &gpu.queue,
-                0,
-                &resident_slots(&store, g),
-                &slot_owners(&store, g),
-            )
-            .expect("the slots fit");
+        let cache = PipelineCache::new(&gpu.device);
+        let culler = GpuCuller::new(&gpu.device, &cache, &desc, &limits).expect("a culler");
+        let mut resident = ResidentBuffer::new(&gpu.device, &cache, &limits).expect("a resident buffer");
+        common::write_resident(
+            gpu,
+            &mut resident,
+            0,
+            &resident_slots(&store, g),
+            &slot_owners(&store, g),
+        )
+        .expect("the slots fit");
         // Everything is uploaded: later frames upload only what changes.
         store.take_changed_slots(g, &mut Vec::new()).expect("the group");
-        let mut view = culler.view(&gpu.device);
         let buckets = (desc.lod_thresholds.len() + 1) * 4;
         let draws: Vec<DrawSlot> = (0..buckets as u32)
             .map(|b| DrawSlot {
@@ -249,8 +184,7 @@ impl Scene {
                 base_vertex: 0,
             })
             .collect();
-        view.set_draws(&gpu.device, &gpu.queue, &draws, limits.max_buffer_size)
-            .expect("the draws fit");
+        let view = culler.view(&gpu.device, &draws).expect("the draws fit");
         let mut cache = CullingCache::new();
         let mut output = CullOutput::new();
         cache.prepare(&store);
@@ -264,7 +198,7 @@ impl Scene {
             culler,
             resident,
             view,
-            draws: buckets,
+            draws,
             ties: 0,
             compared: 0,
         }
@@ -288,9 +222,21 @@ impl Scene {
         let slots: Vec<usize> = ranges.iter().flat_map(|r| r.start as usize..r.end as usize).collect();
         let states: Vec<ResidentInstance> = slots.iter().map(|&s| all[s]).collect();
         let owned: Vec<ResidentOwner> = slots.iter().map(|&s| owners[s]).collect();
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
         self.resident
-            .apply(&gpu.device, &gpu.queue, all.len() as u32, &ranges, &states, &owned)
+            .apply(
+                &gpu.device,
+                &mut encoder,
+                ResidentUpdate {
+                    slot_count: all.len() as u32,
+                    handle_capacity: self.store.handle_capacity() as u32,
+                    ranges: &ranges,
+                    instances: &states,
+                    owners: &owned,
+                },
+            )
             .expect("the changes fit");
+        gpu.queue.submit([encoder.finish()]);
     }
 
     /// Culls on both sides and compares; returns the number of visible instances.
@@ -303,21 +249,9 @@ impl Scene {
         }
         .run()
         .expect("the CPU culls");
-        let mut encoder = gpu.device.create_command_encoder(&Default::default());
-        self.culler
-            .cull(
-                &gpu.device,
-                &gpu.queue,
-                &mut encoder,
-                &self.resident,
-                &mut self.view,
-                camera,
-                0.0,
-            )
-            .expect("the GPU culls");
-        gpu.queue.submit([encoder.finish()]);
+        cull_now(gpu, &self.culler, &self.resident, &mut self.view, camera, 0.0).expect("the GPU culls");
         let slots = self.resident.slot_count() as usize;
-        let got = read_cull(gpu, &self.view, slots, self.draws);
+        let got = read_cull(gpu, &self.view, slots, &self.draws);
         let cpu = self.store.group_slots(self.g).expect("the group").state;
         let mut tied = vec![false; slots];
         let mut fix = Vec::new();
@@ -503,11 +437,11 @@ fn hysteresis_follows_instances_that_the_store_moves_to_other_slots() {
 
 /// `n` boxes cutting clip `clip`'s reach into time segments: the clip swings an arm out along +x and back, so
 /// segment `s`'s box reaches `x = 0.4 + 1.5 * sin(pi * (s + 1) / n)` (the clip's box reaches 1.9, as `group_desc`).
-fn segment_boxes(n: u32) -> Vec<anim_bake::BoundsRecord> {
+fn segment_boxes(n: u32) -> Vec<bake_format::BoundsRecord> {
     (0..n)
         .map(|s| {
             let reach = 0.4 + 1.5 * (std::f32::consts::PI * (s + 1) as f32 / n as f32).sin().max(0.0);
-            anim_bake::BoundsRecord {
+            bake_format::BoundsRecord {
                 min: [-0.4, 0.0, -0.3, 0.0],
                 max: [reach.min(1.9), 1.8 + 0.4 * reach / 1.9, 0.3, 0.0],
             }
@@ -528,21 +462,21 @@ fn segment_bounds_cull_instances_whose_time_segment_is_out_of_view() {
     let mut scene = Scene::new(&gpu, &descs);
     let n = 8u32;
     let durations = [1.0f32, 2.0, 0.5, 1.5];
-    let clips: Vec<anim_bake::ClipRecord> = durations
+    let clips: Vec<bake_format::ClipRecord> = durations
         .iter()
         .enumerate()
-        .map(|(c, &duration)| anim_bake::ClipRecord {
+        .map(|(c, &duration)| bake_format::ClipRecord {
             first_frame: 0,
             frame_count: 2,
             rate_hz: 1.0 / duration,
             duration,
-            flags: if c == 1 { anim_bake::CLIP_LOOPING } else { 0 },
+            flags: if c == 1 { bake_format::CLIP_LOOPING } else { 0 },
             first_segment: c as u32 * n,
             segment_count: n,
             reserved: 0,
         })
         .collect();
-    let boxes: Vec<anim_bake::BoundsRecord> = (0..4).flat_map(|_| segment_boxes(n)).collect();
+    let boxes: Vec<bake_format::BoundsRecord> = (0..4).flat_map(|_| segment_boxes(n)).collect();
     // Bad segment tables are refused.
     let err = scene
         .culler
@@ -572,22 +506,9 @@ fn segment_bounds_cull_instances_whose_time_segment_is_out_of_view() {
         }
         .run()
         .expect("the CPU culls");
-        let mut encoder = gpu.device.create_command_encoder(&Default::default());
-        scene
-            .culler
-            .cull(
-                &gpu.device,
-                &gpu.queue,
-                &mut encoder,
-                &scene.resident,
-                &mut scene.view,
-                &camera,
-                now,
-            )
-            .expect("the GPU culls");
-        gpu.queue.submit([encoder.finish()]);
+        cull_now(&gpu, &scene.culler, &scene.resident, &mut scene.view, &camera, now).expect("the GPU culls");
         let slots = scene.resident.slot_count() as usize;
-        let got = read_cull(&gpu, &scene.view, slots, scene.draws);
+        let got = read_cull(&gpu, &scene.view, slots, &scene.draws);
         // The CPU's lists, less the instances whose segment box is out of view (a crossfade keeps the clip's box).
         let group = scene.store.group_slots(scene.g).expect("the group");
         let mut skip = vec![false; slots];
@@ -645,33 +566,20 @@ fn empty_and_fully_culled_views_draw_nothing_and_growth_keeps_slots() {
     let Some(gpu) = common::gpu() else { return };
     let desc = group_desc();
     let limits = gpu.device.limits();
-    let culler = GpuCuller::new(&gpu.device, &desc, &limits).expect("a culler");
-    let mut resident = ResidentBuffer::new(&gpu.device, &limits);
-    let mut view = culler.view(&gpu.device);
+    let cache = PipelineCache::new(&gpu.device);
+    let culler = GpuCuller::new(&gpu.device, &cache, &desc, &limits).expect("a culler");
+    let mut resident = ResidentBuffer::new(&gpu.device, &cache, &limits).expect("a resident buffer");
     let draws = [DrawSlot {
         bucket: 0,
         index_count: 36,
         first_index: 0,
         base_vertex: 0,
     }];
-    view.set_draws(&gpu.device, &gpu.queue, &draws, limits.max_buffer_size)
-        .expect("fits");
+    let mut view = culler.view(&gpu.device, &draws).expect("fits");
     let camera =
         FrameCamera::perspective(Vec3::new(0.0, 2.0, 10.0), Vec3::ZERO, Vec3::Y, 1.0, 1.0, 0.1, 100.0).cull_camera();
     // No slots at all.
-    let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    culler
-        .cull(
-            &gpu.device,
-            &gpu.queue,
-            &mut encoder,
-            &resident,
-            &mut view,
-            &camera,
-            0.0,
-        )
-        .expect("an empty crowd culls");
-    gpu.queue.submit([encoder.finish()]);
+    cull_now(&gpu, &culler, &resident, &mut view, &camera, 0.0).expect("an empty crowd culls");
     let args: Vec<u32> = bytemuck::cast_slice(&gpu.read_buffer(view.args_buffer(), 20).expect("reads")).to_vec();
     assert_eq!(args, [36, 0, 0, 0, 0]);
 
@@ -688,15 +596,9 @@ fn empty_and_fully_culled_views_draw_nothing_and_growth_keeps_slots() {
         .collect::<Result<_, _>>()
         .expect("valid");
     let owners: Vec<ResidentOwner> = (0..10).map(|index| ResidentOwner { index, generation: 1 }).collect();
-    resident
-        .write(&gpu.device, &gpu.queue, 0, &behind[..4], &owners[..4])
-        .expect("fits");
-    resident
-        .write(&gpu.device, &gpu.queue, 6, &behind[6..], &owners[6..])
-        .expect("fits");
-    resident
-        .write(&gpu.device, &gpu.queue, 5000, &behind[..1], &owners[..1])
-        .expect("fits");
+    common::write_resident(&gpu, &mut resident, 0, &behind[..4], &owners[..4]).expect("fits");
+    common::write_resident(&gpu, &mut resident, 6, &behind[6..], &owners[6..]).expect("fits");
+    common::write_resident(&gpu, &mut resident, 5000, &behind[..1], &owners[..1]).expect("fits");
     assert_eq!(resident.slot_count(), 5001);
     let back: Vec<ResidentInstance> =
         bytemuck::cast_slice(&gpu.read_buffer(resident.buffer(), 5001 * 48).expect("reads")).to_vec();
@@ -710,23 +612,12 @@ fn empty_and_fully_culled_views_draw_nothing_and_growth_keeps_slots() {
     assert_eq!(&back[4..6], &[ResidentOwner::EMPTY; 2], "the gap has no owner");
     assert_eq!((&back[6..10], back[5000]), (&owners[6..], owners[0]));
     // States and owners must agree in length.
-    let err = resident
-        .write(&gpu.device, &gpu.queue, 0, &behind[..2], &owners[..1])
-        .expect_err("one owner short");
-    assert!(err.to_string().contains("owners"), "{err}");
-    let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    culler
-        .cull(
-            &gpu.device,
-            &gpu.queue,
-            &mut encoder,
-            &resident,
-            &mut view,
-            &camera,
-            0.0,
-        )
-        .expect("culls");
-    gpu.queue.submit([encoder.finish()]);
+    let err = common::write_resident(&gpu, &mut resident, 0, &behind[..2], &owners[..1]).expect_err("one owner short");
+    assert!(
+        matches!(err, crowd_gpu::Error::ResidentChange { .. }) && err.to_string().contains("owner"),
+        "{err}"
+    );
+    cull_now(&gpu, &culler, &resident, &mut view, &camera, 0.0).expect("culls");
     let counts: Vec<u32> = bytemuck::cast_slice(&gpu.read_buffer(view.counts_buffer(), 128).expect("reads")).to_vec();
     assert!(
         counts.iter().all(|&c| c == 0),
@@ -738,16 +629,10 @@ fn empty_and_fully_culled_views_draw_nothing_and_growth_keeps_slots() {
         max_buffer_size: 48 * 100 + 5,
         ..limits.clone()
     };
-    let mut resident = ResidentBuffer::new(&gpu.device, &small);
-    resident
-        .write(&gpu.device, &gpu.queue, 0, &behind, &owners)
-        .expect("fits");
-    resident
-        .write(&gpu.device, &gpu.queue, 90, &behind, &owners)
-        .expect("exactly 100 slots fit");
-    let err = resident
-        .write(&gpu.device, &gpu.queue, 91, &behind, &owners)
-        .expect_err("101 slots do not");
+    let mut resident = ResidentBuffer::new(&gpu.device, &cache, &small).expect("a resident buffer");
+    common::write_resident(&gpu, &mut resident, 0, &behind, &owners).expect("fits");
+    common::write_resident(&gpu, &mut resident, 90, &behind, &owners).expect("exactly 100 slots fit");
+    let err = common::write_resident(&gpu, &mut resident, 91, &behind, &owners).expect_err("101 slots do not");
     assert!(
         matches!(
             err,

@@ -1,6 +1,7 @@
 //! The GPU-driven path end to end on lavapipe: crowd-frame hands over resident changes, the renderer culls each
 //! view on the GPU and draws indirectly; the image equals the CPU-culled path's for the same crowd, two views of
-//! one packet each equal a render of that camera alone, and the draw count does not depend on the crowd.
+//! one packet each equal a render of that camera alone, and the draw calls do not depend on the crowd while what
+//! they draw (the indirect arguments, read back) does: the instances the CPU-culled path finds visible.
 //!
 //! Thresholds (set on lavapipe, llvmpipe 2 threads): GPU-driven vs CPU-culled, mean ≤ 0.25 steps and at most
 //! 0.3% of pixels flipped (off by more than 32). The two paths map (clip, time) to the same slot pair, but the
@@ -11,17 +12,17 @@
 mod common;
 
 use common::driven::{SIZE, camera, crowd_of, renderer, scene};
-use common::images;
+use common::images::{self, PrepareNow};
 use crowd_cull::Handle;
 use crowd_frame::{ClipId, CrowdFrame, FrameCamera};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::{CrowdRenderer, CrowdView};
+use crowd_gpu::{CrowdRenderer, CrowdView, ViewDesc};
 use glam::Vec3;
 
 /// Steps `crowd` `frames` times, preparing every packet in `renderer` (the GPU-driven path needs every packet's
 /// resident changes), with a few crossfades, cuts and moves on the way when `changes`.
 fn run(
-    crowd: &mut CrowdFrame<'_>,
+    crowd: &mut CrowdFrame,
     renderer: &mut CrowdRenderer,
     gpu: &Gpu,
     camera: &FrameCamera,
@@ -44,7 +45,7 @@ fn run(
         }
         crowd.step(1.0 / 30.0, camera).expect("steps");
         let packet = exchange.begin_read().expect("a packet");
-        renderer.prepare(&gpu.device, &gpu.queue, &packet).expect("prepares");
+        renderer.prepare_now(gpu, &packet).expect("prepares");
     }
 }
 
@@ -56,11 +57,13 @@ fn render_view(
     target: &OffscreenTarget,
 ) -> Vec<u8> {
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    r.prepare_view(&gpu.device, &gpu.queue, &mut encoder, view, camera)
+    let prepared = r
+        .prepare_view(&gpu.device, &mut encoder, view, ViewDesc::new(*camera))
         .expect("the view prepares");
-    gpu.queue.submit([encoder.finish()]);
     target
-        .render(gpu, wgpu::Color::TRANSPARENT, |pass| r.render_view(view, pass))
+        .render_after(gpu, encoder, wgpu::Color::TRANSPARENT, |pass| {
+            r.render_view(&prepared, pass)
+        })
         .expect("renders")
 }
 
@@ -79,7 +82,7 @@ fn the_gpu_driven_image_equals_the_cpu_culled_image() {
     let (mut cpu_crowd, handles) = crowd_of(&scene, false);
     let mut cpu = renderer(&gpu, &scene, &cpu_crowd, false);
     run(&mut cpu_crowd, &mut cpu, &gpu, &cam, 4, &handles);
-    let reference = images::render(&gpu, &target, &[&cpu]);
+    let reference = images::render(&gpu, &target, &cam, &[&cpu]);
 
     let (mut gpu_crowd, handles) = crowd_of(&scene, true);
     let mut driven = renderer(&gpu, &scene, &gpu_crowd, true);
@@ -89,7 +92,7 @@ fn the_gpu_driven_image_equals_the_cpu_culled_image() {
         "no CPU-drawn instance: {:?}",
         driven.stats()
     );
-    let mut view = driven.create_view(&gpu.device, &gpu.queue).expect("a view");
+    let mut view = driven.create_view(&gpu.device).expect("a view");
     let image = render_view(&gpu, &driven, &mut view, &cam, &target);
     save("gpu_driven_cpu_culled", &reference);
     save("gpu_driven", &image);
@@ -113,7 +116,7 @@ fn two_views_of_one_packet_each_equal_their_camera_alone() {
         let (mut crowd, handles) = crowd_of(&scene, true);
         let mut r = renderer(&gpu, &scene, &crowd, true);
         run(&mut crowd, &mut r, &gpu, &main_cam, 3, &handles);
-        let mut view = r.create_view(&gpu.device, &gpu.queue).expect("a view");
+        let mut view = r.create_view(&gpu.device).expect("a view");
         render_view(&gpu, &r, &mut view, cam, &target)
     };
     let main_alone = single(&main_cam);
@@ -122,19 +125,25 @@ fn two_views_of_one_packet_each_equal_their_camera_alone() {
     let (mut crowd, handles) = crowd_of(&scene, true);
     let mut r = renderer(&gpu, &scene, &crowd, true);
     run(&mut crowd, &mut r, &gpu, &main_cam, 3, &handles);
-    let mut main_view = r.create_view(&gpu.device, &gpu.queue).expect("a view");
-    let mut side_view = r.create_view(&gpu.device, &gpu.queue).expect("a view");
+    let mut main_view = r.create_view(&gpu.device).expect("a view");
+    let mut side_view = r.create_view(&gpu.device).expect("a view");
+    // Both views culled before either draws.
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    r.prepare_view(&gpu.device, &gpu.queue, &mut encoder, &mut main_view, &main_cam)
+    let main_prepared = r
+        .prepare_view(&gpu.device, &mut encoder, &mut main_view, ViewDesc::new(main_cam))
         .expect("prepares");
-    r.prepare_view(&gpu.device, &gpu.queue, &mut encoder, &mut side_view, &side_cam)
+    let side_prepared = r
+        .prepare_view(&gpu.device, &mut encoder, &mut side_view, ViewDesc::new(side_cam))
         .expect("prepares");
-    gpu.queue.submit([encoder.finish()]);
     let main = target
-        .render(&gpu, wgpu::Color::TRANSPARENT, |pass| r.render_view(&main_view, pass))
+        .render_after(&gpu, encoder, wgpu::Color::TRANSPARENT, |pass| {
+            r.render_view(&main_prepared, pass)
+        })
         .expect("renders");
     let side = target
-        .render(&gpu, wgpu::Color::TRANSPARENT, |pass| r.render_view(&side_view, pass))
+        .render(&gpu, wgpu::Color::TRANSPARENT, |pass| {
+            r.render_view(&side_prepared, pass)
+        })
         .expect("renders");
     save("gpu_driven_side_view", &side);
     for (what, a, b) in [("main", &main, &main_alone), ("side", &side, &side_alone)] {
@@ -152,19 +161,59 @@ fn two_views_of_one_packet_each_equal_their_camera_alone() {
     assert!(d.mean > 1.0, "the two views differ: {d:?}");
 }
 
+/// The instances each indirect draw draws, read back from the view's arguments (`instance_count`, the second word
+/// of each 20-byte `DrawIndexedIndirectArgs`).
+fn drawn_instances(gpu: &Gpu, view: &crowd_gpu::PreparedView<'_>) -> Vec<u32> {
+    let cull = view.cull().expect("GPU-driven");
+    let words: Vec<u32> = bytemuck::cast_slice(
+        &gpu.read_buffer(cull.args_buffer(), u64::from(cull.draw_count()) * 20)
+            .expect("reads the arguments"),
+    )
+    .to_vec();
+    words.chunks_exact(5).map(|a| a[1]).collect()
+}
+
 #[test]
-fn the_indirect_draw_count_does_not_depend_on_the_crowd() {
+fn the_draw_calls_do_not_depend_on_the_crowd_but_what_they_draw_does() {
     let Some(gpu) = common::gpu() else { return };
-    let scene_small = scene(4, 4);
-    let scene_big = scene(60, 40);
     let cam = camera(Vec3::new(0.5, 3.0, 6.0), Vec3::new(0.0, 0.5, -10.0));
-    let mut counts = Vec::new();
-    for s in [&scene_small, &scene_big] {
-        let (mut crowd, handles) = crowd_of(s, true);
-        let mut r = renderer(&gpu, s, &crowd, true);
+    let target = OffscreenTarget::new(&gpu.device, SIZE.0, SIZE.1).expect("a target");
+    let mut calls = Vec::new();
+    let mut drawn = Vec::new();
+    for (cols, rows) in [(4, 4), (60, 40)] {
+        let s = scene(cols, rows);
+        // The CPU-culled path's visible count for the same crowd, camera and frames: crowd-cull's answer.
+        let (mut cpu_crowd, handles) = crowd_of(&s, false);
+        let mut cpu = renderer(&gpu, &s, &cpu_crowd, false);
+        run(&mut cpu_crowd, &mut cpu, &gpu, &cam, 2, &handles);
+        let visible = cpu.stats().instances;
+
+        let (mut crowd, handles) = crowd_of(&s, true);
+        let mut r = renderer(&gpu, &s, &crowd, true);
         run(&mut crowd, &mut r, &gpu, &cam, 2, &handles);
-        let view = r.create_view(&gpu.device, &gpu.queue).expect("a view");
-        counts.push(view.cull().expect("GPU-driven").draw_count());
+        let mut view = r.create_view(&gpu.device).expect("a view");
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        let prepared = r
+            .prepare_view(&gpu.device, &mut encoder, &mut view, ViewDesc::new(cam))
+            .expect("prepares");
+        target
+            .render_after(&gpu, encoder, wgpu::Color::TRANSPARENT, |pass| {
+                r.render_view(&prepared, pass)
+            })
+            .expect("renders");
+        calls.push(prepared.draw_calls());
+        // One mesh: every instance the GPU found visible is drawn by exactly one of the indirect draws.
+        let per_draw = drawn_instances(&gpu, &prepared);
+        let total: u32 = per_draw.iter().sum();
+        eprintln!(
+            "{} instances: {visible} visible on the CPU, {total} drawn by the GPU ({per_draw:?})",
+            cols * rows
+        );
+        assert!(
+            total.abs_diff(visible) <= visible / 200 + 1,
+            "the GPU draws {total} instances, the CPU finds {visible} visible"
+        );
+        drawn.push(total);
         // Once cluster upkeep has moved the drifted instances, a frame where nothing changed uploads no resident
         // state.
         let mut changed = Vec::new();
@@ -172,7 +221,7 @@ fn the_indirect_draw_count_does_not_depend_on_the_crowd() {
             crowd.step(1.0 / 30.0, &cam).expect("steps");
             let packet = crowd.exchange().begin_read().expect("a packet");
             changed.push(packet.resident().instances.len());
-            r.prepare(&gpu.device, &gpu.queue, &packet).expect("prepares");
+            r.prepare_now(&gpu, &packet).expect("prepares");
         }
         assert_eq!(
             changed.last(),
@@ -180,5 +229,9 @@ fn the_indirect_draw_count_does_not_depend_on_the_crowd() {
             "resident slots changed per static frame: {changed:?}"
         );
     }
-    assert_eq!(counts[0], counts[1], "indirect draws for 16 and 2,400 instances");
+    assert_eq!(calls[0], calls[1], "draw calls for 16 and 2,400 instances");
+    assert!(
+        drawn[1] > 10 * drawn[0],
+        "what they draw grows with the crowd: {drawn:?}"
+    );
 }

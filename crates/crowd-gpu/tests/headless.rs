@@ -59,7 +59,7 @@ fn bad_target_sizes_are_errors() {
     let max = gpu.device.limits().max_texture_dimension_2d;
     for (w, h) in [(0, 4), (4, 0), (max + 1, 4)] {
         assert!(
-            matches!(OffscreenTarget::new(&gpu.device, w, h), Err(Error::Gpu { .. })),
+            matches!(OffscreenTarget::new(&gpu.device, w, h), Err(Error::TargetSize { .. })),
             "{w} x {h}"
         );
     }

@@ -1,10 +1,10 @@
 //! The renderer at device limits that are small and not multiples of 256 (lavapipe on CI): what `prepare`
-//! accepts is drawn whole, and what cannot be drawn is an [`Error::Limit`] before any upload, never a wgpu
-//! validation error (which panics these tests) or a silently missing instance.
+//! accepts is drawn whole, and what cannot be drawn is an [`Error::Limit`] before any upload (the last prepared
+//! frame stays drawable), never a wgpu validation error (which panics these tests) or a silently missing instance.
 
 mod common;
 
-use common::images;
+use common::images::{self, PrepareNow};
 use common::scenes::{plane_camera, pooled_packet, pooled_record, two_joint_box};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
 use crowd_gpu::{CrowdRenderer, Error};
@@ -43,9 +43,8 @@ fn palettes_at_an_odd_binding_limit_are_bound_whole_or_refused() {
     let target = OffscreenTarget::new(&gpu.device, 64, 64).expect("a target");
 
     let mut full = box_renderer(&gpu, gpu.device.limits(), 1);
-    full.prepare(&gpu.device, &gpu.queue, &packet)
-        .expect("prepares at full limits");
-    let reference = drawn_pixels(&images::render(&gpu, &target, &[&full]));
+    full.prepare_now(&gpu, &packet).expect("prepares at full limits");
+    let reference = drawn_pixels(&images::render(&gpu, &target, &camera, &[&full]));
     assert!(reference > 100, "the box is drawn at full limits: {reference} pixels");
 
     for binding in [60_000u64, 60_001, 60_003] {
@@ -54,9 +53,9 @@ fn palettes_at_an_odd_binding_limit_are_bound_whole_or_refused() {
             ..gpu.device.limits()
         };
         let mut r = box_renderer(&gpu, limits, 1);
-        r.prepare(&gpu.device, &gpu.queue, &packet)
+        r.prepare_now(&gpu, &packet)
             .unwrap_or_else(|e| panic!("binding limit {binding}: the palettes fit, yet {e}"));
-        let drawn = drawn_pixels(&images::render(&gpu, &target, &[&r]));
+        let drawn = drawn_pixels(&images::render(&gpu, &target, &camera, &[&r]));
         assert_eq!(
             drawn, reference,
             "binding limit {binding}: the instance at the last slot covers {drawn} pixels, {reference} at full limits"
@@ -71,7 +70,7 @@ fn palettes_at_an_odd_binding_limit_are_bound_whole_or_refused() {
         };
         let mut r = box_renderer(&gpu, limits, 1);
         let err = r
-            .prepare(&gpu.device, &gpu.queue, &packet)
+            .prepare_now(&gpu, &packet)
             .expect_err("palettes past the binding limit");
         assert!(
             matches!(
@@ -85,7 +84,7 @@ fn palettes_at_an_odd_binding_limit_are_bound_whole_or_refused() {
             "binding limit {binding}: {err}"
         );
         assert_eq!(r.stats().draws, 0);
-        assert_eq!(drawn_pixels(&images::render(&gpu, &target, &[&r])), 0);
+        assert_eq!(drawn_pixels(&images::render(&gpu, &target, &camera, &[&r])), 0);
     }
 }
 
@@ -110,14 +109,14 @@ fn draw_uniforms_never_grow_past_max_buffer_size() {
     let mut r = box_renderer(&gpu, limits, 2);
 
     let fits = pooled_packet(2, &pool, &records(64), 1, camera);
-    let stats = r.prepare(&gpu.device, &gpu.queue, &fits).expect("128 draws fit");
+    let stats = r.prepare_now(&gpu, &fits).expect("128 draws fit");
     assert_eq!(stats.draws, 128);
-    let image = images::render(&gpu, &target, &[&r]);
+    let image = images::render(&gpu, &target, &camera, &[&r]);
     assert!(drawn_pixels(&image) > 0);
 
     let past = pooled_packet(2, &pool, &records(65), 1, camera);
     let err = r
-        .prepare(&gpu.device, &gpu.queue, &past)
+        .prepare_now(&gpu, &past)
         .expect_err("130 draw uniforms past max_buffer_size");
     assert!(
         matches!(
@@ -131,17 +130,16 @@ fn draw_uniforms_never_grow_past_max_buffer_size() {
         ),
         "{err}"
     );
-    assert_eq!(r.stats().draws, 0, "a refused frame draws nothing");
-    assert_eq!(drawn_pixels(&images::render(&gpu, &target, &[&r])), 0);
+    // A failed prepare changes nothing: the last prepared frame is what the renderer still draws.
+    assert_eq!(r.stats().draws, 128, "a refused frame changes nothing");
+    assert_eq!(images::render(&gpu, &target, &camera, &[&r]), image);
 
     // The renderer keeps working: the frame that fits prepares and draws again.
-    r.prepare(&gpu.device, &gpu.queue, &fits).expect("fits again");
-    assert_eq!(images::render(&gpu, &target, &[&r]), image);
+    r.prepare_now(&gpu, &fits).expect("fits again");
+    assert_eq!(images::render(&gpu, &target, &camera, &[&r]), image);
 
     // Records past the limit are refused the same way (32,768 bytes hold 1,024 records).
     let many = pooled_packet(2, &pool, &records(1_025), usize::MAX, camera);
-    let err = r
-        .prepare(&gpu.device, &gpu.queue, &many)
-        .expect_err("records past max_buffer_size");
+    let err = r.prepare_now(&gpu, &many).expect_err("records past max_buffer_size");
     assert!(matches!(err, Error::Limit { buffer: "records", .. }), "{err}");
 }

@@ -1,7 +1,8 @@
 //! Proves with a counting global allocator that on the GPU-driven path, after warm-up, `CrowdFrame::step`
 //! allocates nothing (with 1% of the crowd moving and a few clip switches each frame), and that the render side
-//! (`prepare`, `prepare_view`, `render_view`) allocates the same small number of times every frame for 400 and for
-//! 2,400 instances: only wgpu's own staging and command recording, nothing per instance.
+//! (`prepare`, `prepare_view`, and `render_view` recorded into a render pass that is not submitted, all inside the
+//! counted region) allocates the same small number of times every frame for 400 and for 2,400 instances: only
+//! wgpu's own staging and command recording, nothing per instance.
 //!
 //! This file holds a single test, so that no other test of the same process allocates while it measures.
 
@@ -10,7 +11,9 @@ mod common;
 use std::alloc::System;
 
 use common::driven::{camera, crowd_of, renderer, scene};
+use common::images;
 use crowd_frame::ClipId;
+use crowd_gpu::ViewDesc;
 use crowd_gpu::headless::OffscreenTarget;
 use glam::Vec3;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
@@ -30,7 +33,7 @@ fn the_gpu_driven_frame_allocates_nothing_per_instance() {
         let scene = scene(cols, rows);
         let (mut crowd, handles) = crowd_of(&scene, true);
         let mut r = renderer(&gpu, &scene, &crowd, true);
-        let mut view = r.create_view(&gpu.device, &gpu.queue).expect("a view");
+        let mut view = r.create_view(&gpu.device).expect("a view");
         let exchange = crowd.exchange().clone();
         let clips = crowd.character().clips().len();
         let mut step_allocs = Vec::new();
@@ -51,19 +54,26 @@ fn the_gpu_driven_frame_allocates_nothing_per_instance() {
                 crowd.step(1.0 / 60.0, &cam).expect("steps");
                 let step = region.change();
                 let packet = exchange.begin_read().expect("a packet");
-                let region = Region::new(GLOBAL);
-                r.prepare(&gpu.device, &gpu.queue, &packet).expect("prepares");
                 let mut encoder = gpu.device.create_command_encoder(&Default::default());
-                r.prepare_view(&gpu.device, &gpu.queue, &mut encoder, &mut view, &cam)
+                let region = Region::new(GLOBAL);
+                r.prepare(&gpu.device, &mut encoder, &packet).expect("prepares");
+                let prepared = r
+                    .prepare_view(&gpu.device, &mut encoder, &mut view, ViewDesc::new(cam))
                     .expect("the view");
-                gpu.queue.submit([encoder.finish()]);
+                // The draws are recorded into an encoder of their own and not submitted: lavapipe takes about a
+                // second to draw each frame, and recording is what allocates on the CPU.
+                let mut draws = gpu.device.create_command_encoder(&Default::default());
+                {
+                    let mut pass = images::begin_pass(&mut draws, &target, true);
+                    r.render_view(&prepared, &mut pass);
+                }
+                let (commands, draws) = (encoder.finish(), draws.finish());
                 let render = region.change();
-                drop(packet);
-                // Rendering into the target reads back (allocating a Vec for the pixels): outside the count.
+                drop((packet, draws));
+                gpu.queue.submit([commands]);
+                // Reading the target back allocates a Vec for the pixels: outside the count, now and then.
                 if frame % 20 == 0 {
-                    target
-                        .render(&gpu, wgpu::Color::TRANSPARENT, |pass| r.render_view(&view, pass))
-                        .expect("renders");
+                    target.read_rgba8(&gpu).expect("reads back");
                 } else {
                     let _ = gpu.device.poll(wgpu::PollType::wait_indefinitely());
                 }
@@ -74,7 +84,8 @@ fn the_gpu_driven_frame_allocates_nothing_per_instance() {
             }
         });
         eprintln!(
-            "{} instances: step allocations after warm-up {step_allocs:?}; prepare + prepare_view + submit {render_allocs:?}",
+            "{} instances: step allocations after warm-up {step_allocs:?}; prepare, prepare_view and render_view \
+             {render_allocs:?}",
             handles.len()
         );
         assert!(
@@ -84,8 +95,10 @@ fn the_gpu_driven_frame_allocates_nothing_per_instance() {
         render_allocs.sort_unstable();
         render_counts.push(render_allocs[render_allocs.len() / 2]);
     }
+    // wgpu's own tracking of the render pass (which buffer ranges its draws read were initialised) makes a few more
+    // allocations for the larger buffers of the larger crowd (measured: 192 and 189), a constant, not one per instance.
     assert!(
-        render_counts[0].abs_diff(render_counts[1]) <= 2,
+        render_counts[0].abs_diff(render_counts[1]) <= 4,
         "render-side allocations per frame depend on the crowd: {render_counts:?}"
     );
 }

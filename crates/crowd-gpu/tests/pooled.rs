@@ -36,7 +36,7 @@ fn a_pooled_instance_between_two_slots_is_close_to_the_exact_pose() {
     let packet = unique_packet::<PaletteEntry>(joints, &exact.palette, &[images::unique_record(Vec3::ZERO, 0)], camera)
         .expect("a packet");
     images::prepare(&gpu, &mut reference, &packet);
-    let reference = images::render(&gpu, &target, &[&reference]);
+    let reference = images::render(&gpu, &target, &camera, &[&reference]);
 
     let pool: Vec<PaletteEntry> = a
         .palette
@@ -50,7 +50,7 @@ fn a_pooled_instance_between_two_slots_is_close_to_the_exact_pose() {
         let record = common::scenes::pooled_record(Vec3::ZERO, [0, 1], fraction);
         let packet = pooled_packet(joints, &pool, &[record], 1, camera);
         images::prepare(&gpu, &mut pooled, &packet);
-        images::render(&gpu, &target, &[&pooled])
+        images::render(&gpu, &target, &camera, &[&pooled])
     };
     let between = images::difference(&render_at(0.5), &reference);
     let slot0 = images::difference(&render_at(0.0), &reference);

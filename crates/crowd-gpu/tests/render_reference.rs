@@ -14,8 +14,7 @@
 
 mod common;
 
-use common::images::{self, Difference};
-use crowd_gpu::DrawCrowd;
+use common::images::{self, Difference, TestDraw};
 use crowd_gpu::headless::OffscreenTarget;
 use crowd_mesh::posed::{PosedSkin, front_camera, pose_exact, unique_packet};
 use crowd_mesh::{PackedJoints, PackedMesh, PaletteKind};
@@ -98,7 +97,7 @@ fn gpu_renderer<F: PaletteFormat + 'static>(
     palettes: &[Affine3A],
     positions: &[Vec3],
     camera: crowd_frame::FrameCamera,
-) -> Box<dyn DrawCrowd> {
+) -> Box<dyn TestDraw> {
     let mut r = images::renderer::<F>(gpu, None);
     images::add_meshes(gpu, &mut r, &skin.packed, &skin.materials);
     let joints = skin.palette.len();
@@ -169,11 +168,17 @@ fn gpu_skinning_matches_the_cpu_reference() {
             cpu_path.push(r);
         }
     }
-    let gpu_image = images::render(&gpu, &target, &gpu_path.iter().map(|r| r.as_ref()).collect::<Vec<_>>());
+    let gpu_image = images::render(
+        &gpu,
+        &target,
+        &camera,
+        &gpu_path.iter().map(|r| r.as_ref()).collect::<Vec<_>>(),
+    );
     let cpu_image = images::render(
         &gpu,
         &target,
-        &cpu_path.iter().map(|r| r as &dyn DrawCrowd).collect::<Vec<_>>(),
+        &camera,
+        &cpu_path.iter().map(|r| r as &dyn TestDraw).collect::<Vec<_>>(),
     );
     let covered = gpu_image.chunks_exact(4).filter(|p| p[3] == 255).count();
     assert!(

@@ -4,10 +4,10 @@
 
 mod common;
 
-use common::images;
+use common::images::{self, PrepareNow};
 use common::scenes::{grid, plane_camera, pooled_packet, pooled_record, two_joint_box};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::{CrowdRenderer, DebugView, instance_id_color};
+use crowd_gpu::{CrowdRenderer, DebugView, ViewDesc, instance_id_color};
 use crowd_mesh::{Material, PackedMesh};
 use glam::{Affine3A, Vec3};
 use skin_pack::PaletteEntry;
@@ -56,12 +56,12 @@ fn every_instance_carries_its_own_id_colour_across_chunks() {
     // 1 KiB windows: 32 records per chunk, so the 192 boxes span 6 chunks and draws cross chunk boundaries.
     let mut r = box_renderer(&gpu, Some(small_binding(&gpu, 1024)));
     r.set_debug_view(DebugView::InstanceId);
-    let stats = r.prepare(&gpu.device, &gpu.queue, &packet).expect("prepares");
+    let stats = r.prepare_now(&gpu, &packet).expect("prepares");
     assert_eq!(r.records_per_chunk(), 32);
     assert_eq!(stats.chunks, 6);
     assert!(stats.draws > 4, "draws crossing chunk boundaries are split: {stats:?}");
     let target = OffscreenTarget::new(&gpu.device, SIZE.0, SIZE.1).expect("a target");
-    let image = images::render(&gpu, &target, &[&r]);
+    let image = images::render(&gpu, &target, packet.camera(), &[&r]);
     // Each box is drawn in its cell; the cell of instance i is at column i % cols, row i / cols.
     let mut seen = vec![0usize; cols * rows];
     for (p, px) in image.chunks_exact(4).enumerate() {
@@ -93,12 +93,12 @@ fn a_small_binding_limit_gives_chunks_and_the_same_image() {
     let packet = box_grid(20, 15, 1000);
     let target = OffscreenTarget::new(&gpu.device, SIZE.0, SIZE.1).expect("a target");
     let mut whole = box_renderer(&gpu, None);
-    let one = whole.prepare(&gpu.device, &gpu.queue, &packet).expect("prepares");
-    let reference = images::render(&gpu, &target, &[&whole]);
+    let one = whole.prepare_now(&gpu, &packet).expect("prepares");
+    let reference = images::render(&gpu, &target, packet.camera(), &[&whole]);
     // 4 KiB: 128 records per chunk, 300 records in 3 chunks.
     let mut chunked = box_renderer(&gpu, Some(small_binding(&gpu, 4096)));
-    let three = chunked.prepare(&gpu.device, &gpu.queue, &packet).expect("prepares");
-    let image = images::render(&gpu, &target, &[&chunked]);
+    let three = chunked.prepare_now(&gpu, &packet).expect("prepares");
+    let image = images::render(&gpu, &target, packet.camera(), &[&chunked]);
     assert_eq!((one.chunks, one.draws), (1, 1));
     assert_eq!((three.chunks, three.draws), (3, 3));
     assert_eq!(one.instances, three.instances);
@@ -118,10 +118,10 @@ fn the_draw_count_does_not_depend_on_the_instance_count() {
     for (cols, rows) in [(40, 25), (400, 250)] {
         let packet = box_grid(cols, rows, usize::MAX);
         let mut r = box_renderer(&gpu, None);
-        let stats = r.prepare(&gpu.device, &gpu.queue, &packet).expect("prepares");
+        let stats = r.prepare_now(&gpu, &packet).expect("prepares");
         assert_eq!(stats.instances as usize, cols * rows);
         assert_eq!(stats.triangles, 12 * (cols * rows) as u64);
-        let image = images::render(&gpu, &target, &[&r]);
+        let image = images::render(&gpu, &target, packet.camera(), &[&r]);
         assert!(
             image.chunks_exact(4).any(|p| p[3] == 255),
             "{cols} x {rows}: nothing drawn"
@@ -138,12 +138,10 @@ fn an_empty_frame_is_valid_and_draws_nothing() {
     let camera = plane_camera(1.0, 1.0, 1.0);
     let packet = pooled_packet(2, &pool(0.0), &[], 1, camera);
     let mut r = box_renderer(&gpu, None);
-    let stats = r
-        .prepare(&gpu.device, &gpu.queue, &packet)
-        .expect("an empty packet prepares");
+    let stats = r.prepare_now(&gpu, &packet).expect("an empty packet prepares");
     assert_eq!((stats.draws, stats.instances), (0, 0));
     let target = OffscreenTarget::new(&gpu.device, 32, 32).expect("a target");
-    let image = images::render(&gpu, &target, &[&r]);
+    let image = images::render(&gpu, &target, packet.camera(), &[&r]);
     assert!(image.iter().all(|&b| b == 0), "an empty frame leaves the target clear");
 }
 
@@ -157,14 +155,16 @@ fn bad_input_gets_errors_not_device_errors() {
     let one_joint = [PaletteEntry::IDENTITY; 2];
     let packet = pooled_packet(1, &one_joint, &[record], 1, camera);
     let mut r = box_renderer(&gpu, None);
-    let err = r
-        .prepare(&gpu.device, &gpu.queue, &packet)
-        .expect_err("more joints than the palette");
+    let err = r.prepare_now(&gpu, &packet).expect_err("more joints than the palette");
     assert!(
         err.to_string().contains("joint 1") && err.to_string().contains("box"),
         "{err}"
     );
-    assert_eq!(r.stats().draws, 0, "a failed prepare leaves nothing to draw");
+    assert_eq!(
+        r.stats().draws,
+        0,
+        "a failed prepare changes nothing (nothing was prepared)"
+    );
 
     // A packet in another palette format than the renderer's does not compile: the format is the renderer's
     // type parameter (`CrowdRenderer<F>` prepares `Packet<F>` only).
@@ -173,9 +173,7 @@ fn bad_input_gets_errors_not_device_errors() {
     let mut small = box_renderer(&gpu, Some(small_binding(&gpu, 1024)));
     let big = vec![PaletteEntry::IDENTITY; 2 * 20];
     let packet = pooled_packet(2, &big, &[record], 1, camera);
-    let err = small
-        .prepare(&gpu.device, &gpu.queue, &packet)
-        .expect_err("palettes past the limit");
+    let err = small.prepare_now(&gpu, &packet).expect_err("palettes past the limit");
     assert!(err.to_string().contains("max_storage_buffer_binding_size"), "{err}");
 
     // A draw at a LOD the mesh lacks.
@@ -197,9 +195,7 @@ fn bad_input_gets_errors_not_device_errors() {
         draws: &[draw],
     })
     .expect("a packet");
-    let err = one_lod
-        .prepare(&gpu.device, &gpu.queue, &packet)
-        .expect_err("a missing LOD");
+    let err = one_lod.prepare_now(&gpu, &packet).expect_err("a missing LOD");
     assert!(err.to_string().contains("LOD 1"), "{err}");
 
     // Records whose slot or palette lies past the buffers, or with NaN: the packet refuses them where it is built.
@@ -259,16 +255,27 @@ fn the_depth_only_pass_writes_the_depth_of_the_colour_pass() {
     let Some(gpu) = common::gpu() else { return };
     let packet = box_grid(6, 4, 5);
     let mut r = box_renderer(&gpu, None);
-    r.prepare(&gpu.device, &gpu.queue, &packet).expect("prepares");
+    r.prepare_now(&gpu, &packet).expect("prepares");
     let target = OffscreenTarget::new(&gpu.device, SIZE.0, SIZE.1).expect("a target");
-    let plain = images::render(&gpu, &target, &[&r]);
+    let plain = images::render(&gpu, &target, packet.camera(), &[&r]);
     assert!(
         plain.chunks_exact(4).filter(|p| p[3] == 255).count() > 10_000,
         "the boxes are drawn"
     );
     // A depth-only pass, then the colour pass over its depth: with the `Less` test, no fragment of the colour pass
     // passes where the depth-only pass skinned the same surface to the same depth.
-    let over = images::depth_then_colour(&gpu, &target, |pass| r.render_depth_only(pass), |pass| r.render(pass));
+    let mut view = r.create_view(&gpu.device).expect("a view");
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    let prepared = r
+        .prepare_view(&gpu.device, &mut encoder, &mut view, ViewDesc::new(*packet.camera()))
+        .expect("the view prepares");
+    gpu.queue.submit([encoder.finish()]);
+    let over = images::depth_then_colour(
+        &gpu,
+        &target,
+        |pass| r.render_view_depth_only(&prepared, pass),
+        |pass| r.render_view(&prepared, pass),
+    );
     let drawn = over.chunks_exact(4).filter(|p| p[3] != 0).count();
     assert!(
         drawn <= 20,

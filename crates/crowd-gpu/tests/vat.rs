@@ -13,7 +13,7 @@ mod common;
 
 use anim_bake::{BakeOptions, Parts, VatData, VatFormat};
 use common::driven::{SIZE, camera, crowd_of, renderer, run_frames, scene, tiered_crowd, view_image};
-use common::images;
+use common::images::{self, PrepareNow};
 use crowd_cull::Handle;
 use crowd_frame::{ClipId, CrowdFrame, FrameSettings};
 use crowd_gpu::headless::OffscreenTarget;
@@ -53,7 +53,7 @@ fn the_vat_tier_draws_the_pooled_image_in_every_format() {
     let target = OffscreenTarget::new(&gpu.device, SIZE.0, SIZE.1).expect("a target");
     let clips = scene.character.clips().len() as u16;
     // Half the crowd fades to the next clip over 0.7 s from frame 2; after 6 more frames the weight is 2/7.
-    let fade = |f: usize, crowd: &mut CrowdFrame<'_>, handles: &[Handle]| {
+    let fade = |f: usize, crowd: &mut CrowdFrame, handles: &[Handle]| {
         if f == 2 {
             for &h in handles.iter().step_by(2) {
                 let clip = crowd.store().get(h).expect("live").desc.anim.clip as u16;
@@ -110,7 +110,7 @@ fn vat_bakes_that_do_not_fit_are_refused() {
     let err = cpu
         .set_vat(&gpu.device, &gpu.queue, &vat, &first)
         .expect_err("CPU-culled");
-    assert!(matches!(err, Error::Gpu { .. }), "{err}");
+    assert!(matches!(err, Error::Path { .. }), "{err}");
 
     let (_, _, mut r) = tiered_crowd(&gpu, &scene, ALL_VAT);
     let err = r
@@ -143,7 +143,7 @@ fn vat_bakes_that_do_not_fit_are_refused() {
         gpu_driven: true,
         ..scene.settings.clone()
     };
-    let limited_crowd: CrowdFrame = CrowdFrame::new(&scene.character, settings).expect("a crowd");
+    let limited_crowd: CrowdFrame = CrowdFrame::new(scene.character.clone(), settings).expect("a crowd");
     let mut limited: CrowdRenderer = images::renderer(&gpu, Some(small));
     let materials = vec![crowd_mesh::Material::default(); scene.meshes.len()];
     images::add_meshes(&gpu, &mut limited, &scene.meshes, &materials);
@@ -175,8 +175,6 @@ fn vat_bakes_that_do_not_fit_are_refused() {
     crowd.step(1.0 / 30.0, &cam).expect("steps");
     let exchange = crowd.exchange().clone();
     let packet = exchange.begin_read().expect("a packet");
-    let err = r
-        .prepare(&gpu.device, &gpu.queue, &packet)
-        .expect_err("another looping");
+    let err = r.prepare_now(&gpu, &packet).expect_err("another looping");
     assert!(matches!(err, Error::Bake { clip: Some(0), .. }), "{err}");
 }

@@ -6,7 +6,7 @@ use std::any::TypeId;
 use skin_pack::{Mat3x4F16, PaletteEntry, PaletteFormat, QtF16};
 
 /// The palette format a renderer reads: one of skin-pack's three.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum PaletteKind {
     /// [`PaletteEntry`], f32 3×4, 48 bytes.
     #[default]

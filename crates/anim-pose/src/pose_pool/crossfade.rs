@@ -46,7 +46,7 @@ pub(super) struct Bucket {
 /// An empty entry of the bucket lookup table.
 pub(super) const EMPTY: u32 = u32::MAX;
 
-impl PosePool<'_> {
+impl PosePool {
     /// Maps a crossfading instance at `to_time` in the clip it crossfades to: `map(cf.track, cf.time(to_time))`.
     ///
     /// # Errors

@@ -115,7 +115,7 @@ const TWO_POW_32: f64 = 4_294_967_296.0;
 /// 2^51. Past it, f32 times resolve less than a 32nd of a period anyway.
 const LOOP_PERIODS: f64 = 524_288.0;
 
-impl PosePool<'_> {
+impl PosePool {
     /// Maps one instance of `track` at `time` to its slots. This is the plain reference of
     /// [`PosePool::map_instances`], written from the formulas on [`PosePool`].
     ///
@@ -138,7 +138,7 @@ impl PosePool<'_> {
             return Err(Error::job(POOL, "time", None, "is not finite"));
         }
         let (slots, clip) = if t < self.clips.len() {
-            (self.clip_table[t], self.clips[t])
+            (self.clip_table[t], &self.clips[t])
         } else {
             let i = t - self.clips.len();
             let b = self.buckets[i];
@@ -151,7 +151,7 @@ impl PosePool<'_> {
             } else {
                 self.clip_table[to]
             };
-            (slots, self.clips[to])
+            (slots, &self.clips[to])
         };
         let k = slots.slot_count;
         let d = clip.duration();
@@ -297,7 +297,7 @@ impl PosePool<'_> {
         self.tracks[t] = match source {
             None => TrackMap::NULL,
             Some((c, slots)) => {
-                let clip = self.clips[c];
+                let clip = &self.clips[c];
                 let start = region as usize + 1;
                 let (first, k) = (slots.first_slot, slots.slot_count);
                 let region = &mut self.pairs[start..start + k as usize];

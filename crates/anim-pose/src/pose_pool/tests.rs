@@ -107,6 +107,58 @@ fn empty_pool_update_and_mapping_are_no_ops() {
 }
 
 #[test]
+fn a_pool_outlives_the_skeleton_and_clips_it_was_built_from() {
+    /// The skeleton and clips of both pools below.
+    fn parts() -> (Skeleton, RuntimeClip, RuntimeClip) {
+        let skeleton = chain(5);
+        let walk = swing(&skeleton, "walk", 1.1, 0.0, Looping::Yes);
+        let wave = swing(&skeleton, "wave", 2.0, 0.5, Looping::No);
+        (skeleton, walk, wave)
+    }
+    /// A pool built from locals, which are dropped when it is returned.
+    fn detached() -> PosePool {
+        let (skeleton, walk, wave) = parts();
+        let clips = [PoolClip { clip: &walk, slots: 6 }, PoolClip { clip: &wave, slots: 4 }];
+        PosePool::new(&skeleton, &clips, &PosePoolOptions::default()).expect("valid")
+    }
+    let mut pool = detached();
+    // The same pool, built from parts that are still alive, as the reference.
+    let (skeleton, walk, wave) = parts();
+    let clips = [PoolClip { clip: &walk, slots: 6 }, PoolClip { clip: &wave, slots: 4 }];
+    let mut reference = PosePool::new(&skeleton, &clips, &PosePoolOptions::default()).expect("valid");
+    assert!(
+        std::sync::Arc::ptr_eq(&reference.clips[0].tracks, &walk.tracks),
+        "the pool keeps a clone that shares the clip's tracks, not a copy of them"
+    );
+    assert_eq!(pool.skeleton(), &skeleton);
+    assert_eq!((pool.clip_count(), pool.slot_count()), (2, reference.slot_count()));
+    let tracks = [0, 1, 0, 1, 0];
+    let times = [0.0, 0.3, 0.77, 1.9, -4.2];
+    for (frame, time) in [0.0f32, 0.37, 1.9, 5.25].into_iter().enumerate() {
+        let fade = pool.request_crossfade(0, 1, 0.5).expect("requests");
+        assert_eq!(
+            fade,
+            reference.request_crossfade(0, 1, 0.5).expect("requests"),
+            "frame {frame}"
+        );
+        pool.update(time).expect("updates");
+        reference.update(time).expect("updates");
+        assert_eq!(pool.palettes(), reference.palettes(), "frame {frame}");
+        let (mut got, mut want) = ([SlotRef::default(); 6], [SlotRef::default(); 6]);
+        let tracks = [tracks.as_slice(), &[fade.track]].concat();
+        let times = [times.as_slice(), &[0.5]].concat();
+        pool.map_instances(&tracks, &times, &mut got).expect("maps");
+        reference.map_instances(&tracks, &times, &mut want).expect("maps");
+        assert_eq!(got, want, "frame {frame}");
+        assert_eq!(
+            pool.map(1, 1.0).expect("maps"),
+            reference.map(1, 1.0).expect("maps"),
+            "frame {frame}"
+        );
+    }
+}
+
+#[test]
 fn constructor_validity() {
     let skeleton = chain(5);
     let other = chain(9);

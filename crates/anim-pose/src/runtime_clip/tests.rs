@@ -4,7 +4,7 @@
 use glam::{Vec3, Vec4};
 
 use super::*;
-use crate::{Channel, Interpolation, NO_PARENT, SamplingJob, SoaTransform};
+use crate::{Channel, Interpolation, NO_PARENT, SamplingJob, SoaQuat, SoaTransform};
 
 /// A chain skeleton of `n` joints, each one unit above its parent.
 pub(crate) fn chain(n: usize) -> Skeleton {
@@ -129,18 +129,22 @@ fn constant_tracks_are_stored_once() {
     let sparse = RuntimeClip::build(&sparse, &skeleton, &options).expect("builds");
     let dense = RuntimeClip::build(&dense, &skeleton, &options).expect("builds");
     assert_eq!((sparse.frame_count(), dense.frame_count()), (11, 11));
-    assert_eq!(sparse.rotations.anim_groups, vec![1]);
-    assert_eq!(sparse.rotations.const_groups, vec![0]);
+    let (sparse_tracks, dense_tracks) = (&sparse.tracks, &dense.tracks);
+    assert_eq!(sparse_tracks.rotations.anim_groups, vec![1]);
+    assert_eq!(sparse_tracks.rotations.const_groups, vec![0]);
     assert_eq!(
-        sparse.translations.anim_groups.len() + sparse.scales.anim_groups.len(),
+        sparse_tracks.translations.anim_groups.len() + sparse_tracks.scales.anim_groups.len(),
         0
     );
     assert_eq!(
-        sparse.translations.const_values.len(),
+        sparse_tracks.translations.const_values.len(),
         2,
         "one value per constant (group, property)"
     );
-    assert_eq!(dense.translations.anim_groups.len() + dense.scales.anim_groups.len(), 4);
+    assert_eq!(
+        dense_tracks.translations.anim_groups.len() + dense_tracks.scales.anim_groups.len(),
+        4
+    );
     assert!(
         sparse.memory_bytes() * 3 < dense.memory_bytes(),
         "sparse {} B vs dense {} B",
@@ -399,4 +403,44 @@ fn auto_looping_follows_the_end_poses() {
     // The last frame equals the first, so sampling just before the duration approaches the first pose.
     let q = sample(&rc, 1.0 - 1e-6)[0].rotation.lane(1);
     assert!(angle(q, Quat::IDENTITY) < 1e-4, "{q}");
+}
+
+#[test]
+fn clones_share_the_tracks() {
+    let skeleton = chain(6);
+    let ts = times(21, 1.0);
+    let stride = |t: f32| Vec4::new(1.5 * t, 0.0, 0.5 * t, 0.0);
+    let bend = |t: f32| Vec4::from(Quat::from_rotation_x((6.0 * t).sin()));
+    let walk = clip(
+        "walk",
+        vec![
+            channel(0, Property::Translation, Interpolation::Linear, &ts, stride),
+            channel(4, Property::Rotation, Interpolation::Linear, &ts, bend),
+        ],
+    );
+    let options = RuntimeClipOptions {
+        extract_root_motion: true,
+        ..Default::default()
+    };
+    let original = RuntimeClip::build(&walk, &skeleton, &options).expect("builds");
+    let copy = original.clone();
+    assert!(Arc::ptr_eq(&original.tracks, &copy.tracks), "a clone shares the tracks");
+    assert_eq!(Arc::strong_count(&original.tracks), 2);
+    // The clone reads the very same frames and root-motion track, at the same addresses.
+    let frames = |rc: &RuntimeClip| rc.tracks.rotations.frames.as_ptr();
+    assert!(!original.tracks.rotations.frames.is_empty());
+    assert!(std::ptr::eq(frames(&original), frames(&copy)));
+    let motion = original.root_motion().expect("the clip has root motion");
+    assert!(std::ptr::eq(motion, copy.root_motion().expect("so does its clone")));
+    assert_eq!(copy.memory_bytes(), original.memory_bytes());
+    assert_eq!(copy.name(), "walk");
+    for t in [0.0, 0.37, 1.0] {
+        assert_eq!(sample(&copy, t), sample(&original, t), "t = {t}");
+    }
+    drop(original);
+    assert_eq!(
+        Arc::strong_count(&copy.tracks),
+        1,
+        "the last clone owns the tracks alone"
+    );
 }

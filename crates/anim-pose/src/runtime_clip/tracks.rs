@@ -1,11 +1,41 @@
 //! The SoA storage of a runtime clip's tracks: constant groups stored once, animated groups frame-major, and the
 //! scalar interpolation twin that `SamplingJob`'s kernels match bit for bit.
+//!
+//! [`ClipTracks`] gathers a clip's tracks behind one `Arc`, so that clones of a clip share them.
 
 use glam::{Quat, Vec3, Vec4};
 
 use super::resample;
 use super::timeline::Timeline;
-use crate::{Property, SoaQuat, SoaVec3, num_soa_joints};
+use crate::{Property, RootMotion, SoaQuat, SoaVec3, num_soa_joints};
+
+/// The stored tracks of a runtime clip, the bulk of its memory: translations, rotations, scales and the
+/// root-motion track.
+///
+/// A [`RuntimeClip`](crate::RuntimeClip) holds them behind one `Arc`, so that cloning a clip copies its small
+/// fields and bumps a reference count, and every clone reads the same tracks. Code that edits them (tests) goes
+/// through `Arc::make_mut`, which copies them only while they are shared.
+#[derive(Clone, Debug)]
+pub(crate) struct ClipTracks {
+    /// Translation tracks.
+    pub(crate) translations: Tracks<SoaVec3>,
+    /// Rotation tracks.
+    pub(crate) rotations: Tracks<SoaQuat>,
+    /// Scale tracks.
+    pub(crate) scales: Tracks<SoaVec3>,
+    /// The extracted root motion, when requested.
+    pub(crate) root_motion: Option<RootMotion>,
+}
+
+impl ClipTracks {
+    /// Heap bytes held by the tracks and the root-motion track (not the `Arc`'s counts).
+    pub(super) fn memory_bytes(&self) -> usize {
+        self.translations.memory_bytes()
+            + self.rotations.memory_bytes()
+            + self.scales.memory_bytes()
+            + self.root_motion.as_ref().map_or(0, RootMotion::memory_bytes)
+    }
+}
 
 /// The stored tracks of one property (translation, rotation or scale), for every SoA group.
 ///

@@ -47,9 +47,10 @@ pub(super) fn sample(clip: &RuntimeClip, f: usize, u: f32, output: &mut [SoaTran
 /// The CPU has AVX-512F.
 #[target_feature(enable = "avx512f")]
 pub(super) unsafe fn sample_avx512(clip: &RuntimeClip, f: usize, u: f32, output: &mut [SoaTransform]) {
-    vec3_pass(&clip.translations, f, u, output, |t| &mut t.translation);
-    rotation_pass(&clip.rotations, f, u, output);
-    vec3_pass(&clip.scales, f, u, output, |t| &mut t.scale);
+    let tracks = &*clip.tracks;
+    vec3_pass(&tracks.translations, f, u, output, |t| &mut t.translation);
+    rotation_pass(&tracks.rotations, f, u, output);
+    vec3_pass(&tracks.scales, f, u, output, |t| &mut t.scale);
 }
 
 /// Writes one vector property (translation or scale) of every group: constants, then lerped frames, `x` and `y`
@@ -234,7 +235,9 @@ mod tests {
             )
         };
         let mut mask = || Vec4::from_array([0; 4].map(|_| if m.next().unwrap_or(true) { 1.0 } else { 0.0 }));
-        for tracks in [&mut clip.translations, &mut clip.scales] {
+        // The clip is not shared, so this edits its tracks in place.
+        let all = std::sync::Arc::make_mut(&mut clip.tracks);
+        for tracks in [&mut all.translations, &mut all.scales] {
             for x in tracks.const_values.iter_mut().chain(tracks.frames.iter_mut()) {
                 *x = SoaVec3 {
                     x: vec4(),
@@ -244,7 +247,7 @@ mod tests {
             }
             tracks.masks.iter_mut().for_each(|x| *x = mask());
         }
-        let tracks = &mut clip.rotations;
+        let tracks = &mut all.rotations;
         for x in tracks.const_values.iter_mut().chain(tracks.frames.iter_mut()) {
             *x = SoaQuat {
                 x: vec4(),

@@ -34,9 +34,14 @@ impl FadeSlot {
             duration: 0.0,
         },
     };
+
+    /// Moves the fade's start back by `shift` seconds: the clock's epoch moved forward by as much.
+    pub(super) fn shift_start(&mut self, shift: f64) {
+        self.timing.fade_start = (f64::from(self.timing.fade_start) - shift) as f32;
+    }
 }
 
-impl<F: PaletteFormat> CrowdFrame<'_, F> {
+impl<F: PaletteFormat> CrowdFrame<F> {
     /// The timing of `handle`'s crossfade, if it is in the fading list.
     pub(super) fn fade_timing(&self, handle: Handle) -> Option<FadeTiming> {
         let f = self.fade_of.get(handle.index as usize)?;
@@ -75,7 +80,7 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
     /// Advances every crossfade's weight to the clock, ends the finished ones, and drops the entries of removed
     /// instances and of instances switched to a clip without a fade. Returns the number of crossfades still running.
     pub(super) fn progress_fades(&mut self) -> Result<usize> {
-        let now = self.time;
+        let now = self.clock.now();
         let mut i = 0;
         while i < self.fading.len() {
             let handle = self.fading[i];

@@ -26,45 +26,18 @@ use crowd_cull::FrameCamera;
 /// Changed slots per parallel task of the encoding: enough to amortise rayon's scheduling.
 const ENCODE_CHUNK: usize = 1024;
 
-impl<F: PaletteFormat> CrowdFrame<'_, F> {
+impl<F: PaletteFormat> CrowdFrame<F> {
     /// The GPU-driven step; see the module docs and [`CrowdFrame::step`].
     pub(super) fn step_gpu_driven(&mut self, dt: f32, camera: &FrameCamera) -> Result<u64> {
         let cull_camera = self.check_step(dt, camera)?;
         let started = Instant::now();
-        self.time += dt;
-        let now = self.time;
+        self.advance_clock(dt)?;
+        let now = self.clock.now();
         let fading = self.progress_fades()?;
         self.store.maintain(self.settings.maintain);
         let t_changes = Instant::now();
 
-        // The unique instances: the largest on screen above the unique tier's threshold, from nearby clusters.
-        let max = self.settings.max_unique;
-        let n = self.store.pick_nearest(
-            self.group,
-            &cull_camera,
-            self.settings.tier_thresholds[0],
-            &mut self.unique_slots[..max],
-            &mut self.pick_scratch[..max],
-        )?;
-        self.unique_slots[..n].sort_unstable();
-        self.unique_count = n;
-        self.store.take_changed_slots(self.group, &mut self.changed)?;
-        // A slot that joins or leaves the unique set changes its CPU-drawn bit.
-        let before = self.changed.len();
-        {
-            let (now_u, was_u) = (&self.unique_slots[..n], &self.prev_unique[..]);
-            for &s in now_u.iter().filter(|s| was_u.binary_search(s).is_err()) {
-                self.changed.push(s..s + 1);
-            }
-            for &s in was_u.iter().filter(|s| now_u.binary_search(s).is_err()) {
-                self.changed.push(s..s + 1);
-            }
-        }
-        if self.changed.len() > before {
-            merge_ranges(&mut self.changed);
-        }
-        self.prev_unique.clear();
-        self.prev_unique.extend_from_slice(&self.unique_slots[..n]);
+        let n = self.pick_uniques(&cull_camera)?;
         let t_cull = Instant::now();
 
         if self.settings.pose_pool {
@@ -76,6 +49,23 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
 
         let mut packet = self.exchange.begin_write()?;
         let t_wait = Instant::now();
+        let frame = packet.frame();
+        let group_slots = self.store.group_slot_count(self.group)? as u32;
+        // From here until the packet is published a full resend is owed: a step that fails after taking the store's
+        // changes makes the next packet carry every slot, so nothing taken is lost.
+        let ticket = self.resend.begin(frame);
+        self.store.take_changed_slots(self.group, &mut self.changed)?;
+        if ticket.full {
+            self.changed.clear();
+            if group_slots > 0 {
+                self.changed.push(0..group_slots);
+            }
+        } else {
+            // A slot that joins or leaves the unique set changes its CPU-drawn bit.
+            unique_flips(&self.unique_slots[..n], &self.prev_unique, &mut self.changed);
+        }
+        self.prev_unique.clear();
+        self.prev_unique.extend_from_slice(&self.unique_slots[..n]);
         let s = self.character.binding().skin_joint_count();
         self.flatten_palettes(&mut packet)?;
         let t_flatten = Instant::now();
@@ -118,9 +108,13 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
                 });
             }
         }
-        let group_slots = self.store.group_slot_count(self.group)? as u32;
         let res = &mut packet.resident;
         res.slot_count = group_slots;
+        res.handle_capacity = self.store.handle_capacity() as u32;
+        res.full = ticket.full;
+        res.epoch = ticket.epoch;
+        res.since = ticket.since;
+        res.frame = frame;
         res.ranges.clear();
         res.ranges.extend_from_slice(&self.changed);
         // Each changed slot's state, in parallel (the reads are scattered over the store's arrays); the unique
@@ -204,6 +198,7 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
             + (changed * size_of::<ResidentInstance>()) as u64;
         let stats = &mut packet.stats;
         stats.time = now;
+        stats.clock = self.clock.seconds();
         stats.instances = self.store.len() as u32;
         stats.visible = n as u32;
         stats.per_tier = [n as u32, 0, 0, 0];
@@ -225,11 +220,76 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
         stats.stages.wait_ms = ms(t_unique, t_wait);
         stats.stages.flatten_ms = ms(t_wait, t_flatten);
         stats.stages.pack_ms = ms(t_flatten, t_pack);
-        Ok(packet.publish())
+        let published = packet.publish();
+        self.resend.published(published);
+        Ok(published)
+    }
+
+    /// Picks the frame's unique instances into `unique_slots` (sorted) and returns how many: the largest on screen,
+    /// at most `max_unique`, with the unique tier's hysteresis (crowd-cull's band around the first tier threshold
+    /// `t`): an instance becomes unique at a screen size of `t * (1 + h)` and stays unique down to `t * (1 - h)`, so
+    /// that one at the edge does not switch between the unique and the pooled draws every frame. O(clusters) for the
+    /// pick plus O(max_unique log max_unique).
+    fn pick_uniques(&mut self, camera: &crowd_cull::CullCamera) -> Result<usize> {
+        let max = self.settings.max_unique;
+        let (t, h) = (self.settings.tier_thresholds[0], self.settings.hysteresis);
+        let (lo, hi) = (t * (1.0 - h), t * (1.0 + h));
+        let m = self.store.pick_nearest(
+            self.group,
+            camera,
+            lo,
+            &mut self.unique_slots[..max],
+            &mut self.pick_scratch[..max],
+        )?;
+        let mut n = 0;
+        for i in 0..m {
+            let slot = self.unique_slots[i];
+            let was_unique = || {
+                self.store.handle_at(self.group, slot).is_some_and(|h| {
+                    self.prev_unique_handles
+                        .binary_search_by_key(&key(h), |&p| key(p))
+                        .is_ok()
+                })
+            };
+            if self.pick_scratch[i] >= hi || was_unique() {
+                self.unique_slots[n] = slot;
+                n += 1;
+            }
+        }
+        self.unique_slots[..n].sort_unstable();
+        self.unique_count = n;
+        self.prev_unique_handles.clear();
+        for &slot in &self.unique_slots[..n] {
+            if let Some(h) = self.store.handle_at(self.group, slot) {
+                self.prev_unique_handles.push(h);
+            }
+        }
+        self.prev_unique_handles.sort_unstable_by_key(|&h| key(h));
+        Ok(n)
     }
 }
 
-impl<F: PaletteFormat> CrowdFrame<'_, F> {
+/// A handle's sort key: index, then generation.
+fn key(h: crowd_cull::Handle) -> (u32, u32) {
+    (h.index, h.generation)
+}
+
+/// Adds to `changed` (merged) the slots that join (in `now` but not `was`) or leave (in `was` but not `now`) the
+/// unique set; both are sorted.
+fn unique_flips(now: &[u32], was: &[u32], changed: &mut Vec<Range<u32>>) {
+    let before = changed.len();
+    for &s in now.iter().filter(|s| was.binary_search(s).is_err()) {
+        changed.push(s..s + 1);
+    }
+    for &s in was.iter().filter(|s| now.binary_search(s).is_err()) {
+        changed.push(s..s + 1);
+    }
+    if changed.len() > before {
+        merge_ranges(changed);
+    }
+}
+
+impl<F: PaletteFormat> CrowdFrame<F> {
     /// The resident state of `slot` as the last GPU-driven step handed it over, computed afresh from the store, the
     /// crossfades and the unique picks: what a renderer's resident buffer holds at that slot once it applied every
     /// packet. O(1); for tests that check a renderer's resident buffer, hidden from the docs.
@@ -248,7 +308,7 @@ impl<F: PaletteFormat> CrowdFrame<'_, F> {
             });
         }
         let unique = self.prev_unique.binary_search(&slot).is_ok();
-        let mut r = resident_of(&self.store, self.group, slot, unique, self.time)?;
+        let mut r = resident_of(&self.store, self.group, slot, unique, self.clock.now())?;
         if let Some(f) = self.store.handle_at(self.group, slot).and_then(|h| self.fade_timing(h)) {
             r.fade_start = f.fade_start;
             r.fade_length = f.duration;
@@ -310,4 +370,46 @@ fn resident_at(slots: &crowd_cull::GroupSlots<'_>, live: bool, slot: u32, unique
         slots.custom[i],
     )
     .with_cpu_drawn(unique)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A slot range as a `(start, end)` pair.
+    type Pair = (u32, u32);
+
+    /// `(start, end)` pairs as slot ranges.
+    fn ranges(pairs: &[Pair]) -> Vec<Range<u32>> {
+        pairs.iter().map(|&(a, b)| a..b).collect()
+    }
+
+    #[test]
+    fn ranges_merge_when_they_overlap_or_touch() {
+        let rows: [(&[Pair], &[Pair]); 6] = [
+            (&[], &[]),
+            (&[(3, 4)], &[(3, 4)]),
+            (&[(5, 6), (3, 4), (4, 5)], &[(3, 6)]),
+            (&[(0, 10), (2, 3), (9, 12)], &[(0, 12)]),
+            (&[(7, 8), (1, 2), (3, 4)], &[(1, 2), (3, 4), (7, 8)]),
+            (&[(4, 6), (4, 6), (0, 1)], &[(0, 1), (4, 6)]),
+        ];
+        for (input, want) in rows {
+            let mut got = ranges(input);
+            merge_ranges(&mut got);
+            assert_eq!(got, ranges(want), "{input:?}");
+        }
+    }
+
+    #[test]
+    fn joining_and_leaving_the_unique_set_changes_the_slots() {
+        // Slot 9 joins, slot 2 leaves, slot 5 stays; slot 3 was changed by the store already.
+        let mut changed = ranges(&[(3, 4)]);
+        unique_flips(&[5, 9], &[2, 5], &mut changed);
+        assert_eq!(changed, ranges(&[(2, 4), (9, 10)]));
+        // No flip: the store's ranges are left as they are.
+        let mut same = vec![0..2, 7..8];
+        unique_flips(&[1, 4], &[1, 4], &mut same);
+        assert_eq!(same, [0..2, 7..8]);
+    }
 }

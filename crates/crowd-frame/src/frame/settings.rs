@@ -42,6 +42,11 @@ pub struct FrameSettings {
     /// ([`ResidentChanges::pose_pool`](crate::ResidentChanges::pose_pool)), and the renderer draws the GPU-drawn
     /// instances of the unique and pooled tiers from the bake. Needs `gpu_driven`. Default `true`.
     pub pose_pool: bool,
+    /// The most store slots the crowd may use (`crowd_cull::InstanceStore::set_max_slots`): adds that would need
+    /// more are refused with `crowd_cull::Error::SlotLimit`, and cluster upkeep opens no cluster past it. A
+    /// GPU-driven renderer holds one resident state per slot, bound whole: give it the renderer's limit
+    /// (`crowd_gpu::CrowdRenderer::max_resident_slots`). Default `crowd_cull::limits::MAX_SLOTS`.
+    pub max_slots: usize,
 }
 
 impl Default for FrameSettings {
@@ -60,6 +65,7 @@ impl Default for FrameSettings {
             streaming: false,
             gpu_driven: false,
             pose_pool: true,
+            max_slots: crowd_cull::limits::MAX_SLOTS,
         }
     }
 }

@@ -97,7 +97,7 @@ pub struct Script {
 
 impl Script {
     /// Adds `n` instances to `crowd`; one in ten moves every frame.
-    pub fn new<F: PaletteFormat>(crowd: &mut CrowdFrame<'_, F>, seed: u64, n: usize) -> Self {
+    pub fn new<F: PaletteFormat>(crowd: &mut CrowdFrame<F>, seed: u64, n: usize) -> Self {
         let mut rng = Rng(seed);
         let spawns = spawns(&mut rng, n, crowd.character().clips().len());
         let mut handles = vec![Handle::default(); n];
@@ -113,7 +113,7 @@ impl Script {
     }
 
     /// Frame `f`'s changes: the movers walk, and `switches` random instances switch clip with a fade.
-    pub fn changes<F: PaletteFormat>(&mut self, crowd: &mut CrowdFrame<'_, F>, f: usize, switches: usize) {
+    pub fn changes<F: PaletteFormat>(&mut self, crowd: &mut CrowdFrame<F>, f: usize, switches: usize) {
         let step = Vec3::new((f as f32 * 0.05).cos(), 0.0, (f as f32 * 0.05).sin()) * 0.03;
         for p in &mut self.positions {
             *p += step;

@@ -24,7 +24,7 @@ impl Gpu {
     ///
     /// # Errors
     ///
-    /// [`Error::Gpu`] when the adapter refuses the device (for example, limits above its own).
+    /// [`Error::RequestDevice`] when the adapter refuses the device (for example, limits above its own).
     pub fn open(limits: Option<wgpu::Limits>) -> Result<Option<Self>> {
         Self::open_with(limits, wgpu::Features::empty())
     }
@@ -48,7 +48,10 @@ impl Gpu {
             required_limits,
             ..Default::default()
         }))
-        .map_err(|e| Error::gpu(format!("the adapter '{}' refused a device: {e}", info.name)))?;
+        .map_err(|source| Error::RequestDevice {
+            adapter: info.name.clone(),
+            source,
+        })?;
         Ok(Some(Self {
             instance,
             adapter,

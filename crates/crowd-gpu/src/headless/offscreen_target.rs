@@ -34,13 +34,11 @@ impl OffscreenTarget {
     ///
     /// # Errors
     ///
-    /// [`Error::Gpu`] when a side is zero or past the device's `max_texture_dimension_2d`.
+    /// [`Error::TargetSize`] when a side is zero or past the device's `max_texture_dimension_2d`.
     pub fn new(device: &wgpu::Device, width: u32, height: u32) -> Result<Self> {
         let max = device.limits().max_texture_dimension_2d;
         if width == 0 || height == 0 || width > max || height > max {
-            return Err(Error::gpu(format!(
-                "an offscreen target of {width} x {height} pixels: each side must be 1 to {max}"
-            )));
+            return Err(Error::TargetSize { width, height, max });
         }
         let size = wgpu::Extent3d {
             width,
@@ -105,9 +103,25 @@ impl OffscreenTarget {
         clear: wgpu::Color,
         draw: impl FnOnce(&mut wgpu::RenderPass<'_>),
     ) -> Result<Vec<u8>> {
-        let mut encoder = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        let encoder = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("offscreen render"),
         });
+        self.render_after(gpu, encoder, clear, draw)
+    }
+
+    /// As [`OffscreenTarget::render`], with the pass recorded after what `encoder` holds already (a renderer's
+    /// `prepare` and `prepare_view`), and `encoder` submitted.
+    ///
+    /// # Errors
+    ///
+    /// As [`OffscreenTarget::read_rgba8`].
+    pub fn render_after(
+        &self,
+        gpu: &Gpu,
+        mut encoder: wgpu::CommandEncoder,
+        clear: wgpu::Color,
+        draw: impl FnOnce(&mut wgpu::RenderPass<'_>),
+    ) -> Result<Vec<u8>> {
         {
             let mut pass = self.begin_pass(&mut encoder, clear, None);
             draw(&mut pass);
@@ -169,9 +183,10 @@ impl OffscreenTarget {
         let pixels = self.read_rgba8(gpu)?;
         map_for_reading(&gpu.device, &readback, "the timestamps")?;
         let ticks: [u64; 2] = {
-            let view = readback
-                .get_mapped_range(..)
-                .map_err(|e| Error::gpu(format!("reading the timestamps: {e}")))?;
+            let view = readback.get_mapped_range(..).map_err(|source| Error::MapRange {
+                what: "the timestamps",
+                source,
+            })?;
             bytemuck::pod_read_unaligned(&view[..16])
         };
         let ms = ticks[1].saturating_sub(ticks[0]) as f64 * f64::from(gpu.queue.get_timestamp_period()) * 1e-6;
@@ -214,19 +229,21 @@ impl OffscreenTarget {
     ///
     /// # Errors
     ///
-    /// [`Error::Gpu`] when the device is lost or the mapping fails.
+    /// [`Error::Poll`], [`Error::Map`] or [`Error::MapRange`] when the device is lost or the mapping fails.
     pub fn read_rgba8(&self, gpu: &Gpu) -> Result<Vec<u8>> {
         copy_rgba8(&gpu.device, &gpu.queue, &self.color, &self.readback, self.padded_row)
     }
 }
 
 impl Gpu {
-    /// A [`RendererConfig`](crate::RendererConfig) for [`OffscreenTarget`]'s formats and this device's own limits.
+    /// A [`RendererConfig`](crate::RendererConfig) for [`OffscreenTarget`]'s formats, this device's own limits and
+    /// the adapter's downlevel flags.
     pub fn offscreen_config(&self) -> crate::RendererConfig {
-        crate::RendererConfig::new(
+        crate::RendererConfig::for_device(
+            &self.adapter,
+            &self.device,
             OFFSCREEN_COLOR_FORMAT,
             Some(OFFSCREEN_DEPTH_FORMAT),
-            self.device.limits(),
         )
     }
 }

@@ -10,13 +10,13 @@ use crate::{Error, Result};
 ///
 /// # Errors
 ///
-/// [`Error::Gpu`] for a texture whose format is not 4 bytes per texel, a lost device or a failed mapping.
+/// [`Error::ReadbackFormat`] for a texture whose format is not 4 bytes per texel; [`Error::Poll`],
+/// [`Error::Map`] or [`Error::MapRange`] for a lost device or a failed mapping.
 pub fn read_texture_rgba8(device: &wgpu::Device, queue: &wgpu::Queue, texture: &wgpu::Texture) -> Result<Vec<u8>> {
     if texture.format().block_copy_size(None) != Some(4) {
-        return Err(Error::gpu(format!(
-            "reading back a {:?} texture: only formats of 4 bytes per texel are read",
-            texture.format()
-        )));
+        return Err(Error::ReadbackFormat {
+            format: texture.format(),
+        });
     }
     let padded_row = (4 * texture.width()).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
     let readback = device.create_buffer(&wgpu::BufferDescriptor {
@@ -66,9 +66,10 @@ pub(super) fn copy_rgba8(
     map_for_reading(device, readback, "the readback")?;
     let mut pixels = Vec::with_capacity((4 * width * height) as usize);
     {
-        let view = readback
-            .get_mapped_range(..)
-            .map_err(|e| Error::gpu(format!("reading the readback: {e}")))?;
+        let view = readback.get_mapped_range(..).map_err(|source| Error::MapRange {
+            what: "the readback",
+            source,
+        })?;
         for row in view.chunks_exact(padded_row as usize) {
             pixels.extend_from_slice(&row[..(4 * width) as usize]);
         }
@@ -79,16 +80,15 @@ pub(super) fn copy_rgba8(
 
 /// Maps `buffer` for reading and waits until it is mapped, after everything submitted so far; `what` names it in
 /// errors.
-pub(super) fn map_for_reading(device: &wgpu::Device, buffer: &wgpu::Buffer, what: &str) -> Result<()> {
+pub(super) fn map_for_reading(device: &wgpu::Device, buffer: &wgpu::Buffer, what: &'static str) -> Result<()> {
     let (sender, receiver) = std::sync::mpsc::channel();
     buffer.map_async(wgpu::MapMode::Read, .., move |r| drop(sender.send(r)));
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::gpu(format!("waiting for {what}: {e}")))?;
+    device.poll(wgpu::PollType::wait_indefinitely())?;
+    // A callback that never ran (its sender dropped) is a failed mapping too.
     receiver
         .recv()
-        .map_err(|_| Error::gpu(format!("{what} was never mapped")))?
-        .map_err(|e| Error::gpu(format!("mapping {what}: {e}")))
+        .unwrap_or(Err(wgpu::BufferAsyncError))
+        .map_err(|source| Error::Map { what, source })
 }
 
 impl Gpu {
@@ -97,13 +97,14 @@ impl Gpu {
     ///
     /// # Errors
     ///
-    /// [`Error::Gpu`] when `bytes` is past the buffer or not a multiple of 4, or the mapping fails.
+    /// [`Error::ReadbackRange`] when `bytes` is past the buffer or not a multiple of 4; [`Error::Poll`],
+    /// [`Error::Map`] or [`Error::MapRange`] when the mapping fails.
     pub fn read_buffer(&self, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
         if bytes > buffer.size() || !bytes.is_multiple_of(4) {
-            return Err(Error::gpu(format!(
-                "reading {bytes} bytes of a {}-byte buffer (whole words only)",
-                buffer.size()
-            )));
+            return Err(Error::ReadbackRange {
+                bytes,
+                size: buffer.size(),
+            });
         }
         if bytes == 0 {
             return Ok(Vec::new());
@@ -122,7 +123,10 @@ impl Gpu {
         map_for_reading(&self.device, &staging, "the buffer readback")?;
         let out = staging
             .get_mapped_range(..)
-            .map_err(|e| Error::gpu(format!("reading the buffer readback: {e}")))?
+            .map_err(|source| Error::MapRange {
+                what: "the buffer readback",
+                source,
+            })?
             .to_vec();
         staging.unmap();
         Ok(out)

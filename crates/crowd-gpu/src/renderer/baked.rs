@@ -1,17 +1,17 @@
-//! The baked tier of the GPU-driven path: a bone-animation bake ([`anim_bake::BatData`]) on the device.
+//! The baked tier of the GPU-driven path: a bone-animation bake ([`bake_format::BatData`]) on the device.
 //!
 //! Baked draws (`vs_baked_*` in `shaders/crowd_skin.wgsl`) bind the bake's entries where other draws bind the
 //! pooled palettes, so the bake's frames are read as the pool's slots are, in the renderer's palette format; its
-//! clip table (one `anim_bake::ClipRecord` per clip) maps an instance's clip time to two frames and a fraction.
+//! clip table (one `bake_format::ClipRecord` per clip) maps an instance's clip time to two frames and a fraction.
 //! The CPU does nothing per instance: an instance in the baked tier is posed from its resident state and the clock.
 //!
 //! Without a bake, the baked tier draws from the pose pool, as the pooled tier does.
 
-use anim_bake::{BatData, CLIP_RECORD_SIZE, ClipRecord};
+use bake_format::{BatData, ClipRecord};
 use crowd_frame::ResidentClip;
 use skin_pack::PaletteFormat;
 
-use super::CrowdRenderer;
+use super::{CrowdRenderer, RenderPath};
 use crate::{Error, Result};
 
 /// A bone-animation bake on the device.
@@ -39,17 +39,20 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
     ///
     /// # Errors
     ///
-    /// - [`Error::Gpu`] when the GPU-driven path is not enabled;
+    /// - [`Error::Path`] when the GPU-driven path is not enabled;
     /// - [`Error::BakeFormat`] when the bake's entry format is not the renderer's;
     /// - [`Error::Bake`] when the bake has no clip or a clip with fewer than two frames, or its entries are not
     ///   whole frames of `joint_count` entries or do not cover its clips' frames;
-    /// - [`Error::Limit`] when the entries pass `max_buffer_size` or the storage binding limit (a baked draw binds
-    ///   them whole).
+    /// - [`Error::Limit`] when the entries or the clip table pass `max_buffer_size` or the storage binding limit (a
+    ///   baked draw binds them whole).
     ///
     /// Nothing changes on error.
-    pub fn set_bat(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, bat: &BatData) -> Result<()> {
+    pub fn set_bat(&mut self, device: &wgpu::Device, bat: &BatData) -> Result<()> {
         let Some(g) = self.gpu_driven.as_mut() else {
-            return Err(Error::gpu("set_bat needs the GPU-driven path (enable_gpu_driven)"));
+            return Err(Error::Path {
+                call: "set_bat",
+                path: RenderPath::CpuCulled,
+            });
         };
         if bat.format.name() != F::NAME {
             return Err(Error::BakeFormat {
@@ -80,7 +83,7 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
             }
         }
         let bytes = bat.byte_len() as u64;
-        let max = self.max_buffer.min(self.binding_limit);
+        let max = self.limits.whole();
         if bytes > max {
             return Err(Error::Limit {
                 buffer: "baked palettes",
@@ -97,13 +100,23 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
                 usage: wgpu::BufferUsages::STORAGE,
             },
         );
-        let clips = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("crowd baked clips"),
-            size: (bat.clips.len() * CLIP_RECORD_SIZE) as u64,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        queue.write_buffer(&clips, 0, bytemuck::cast_slice(&bat.clips));
+        let clip_bytes = size_of_val(bat.clips.as_slice()) as u64;
+        if clip_bytes > max {
+            return Err(Error::Limit {
+                buffer: "baked clips",
+                bytes: clip_bytes,
+                limit: "max_buffer_size or max_storage_buffer_binding_size",
+                max,
+            });
+        }
+        let clips = wgpu::util::DeviceExt::create_buffer_init(
+            device,
+            &wgpu::util::BufferInitDescriptor {
+                label: Some("crowd baked clips"),
+                contents: bytemuck::cast_slice(&bat.clips),
+                usage: wgpu::BufferUsages::STORAGE,
+            },
+        );
         g.bat = Some(DeviceBat {
             entries,
             clips,
@@ -114,24 +127,26 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
         Ok(())
     }
 
-    /// Culls the GPU-driven path with a bake's time-segment bounds (`anim_bake::BakedBounds`) from here on: an
+    /// Culls the GPU-driven path with a bake's time-segment bounds (`bake_format::BakedBounds`) from here on: an
     /// instance in view by its clip's bounds is drawn only when the box of the time segment its clip time falls
     /// in is in view too (crossfading instances are not refined). `clips` are the bake's clip records of any part
     /// (they agree in durations, looping and segments), one per clip of the crowd.
     ///
     /// # Errors
     ///
-    /// [`Error::Gpu`] when the GPU-driven path is not enabled; [`Error::Bake`] as `GpuCuller::set_segments`.
+    /// [`Error::Path`] when the GPU-driven path is not enabled; [`Error::Bake`] and [`Error::Limit`] as
+    /// `GpuCuller::set_segments`.
     pub fn set_segment_bounds(
         &mut self,
         device: &wgpu::Device,
         clips: &[ClipRecord],
-        bounds: &anim_bake::BakedBounds,
+        bounds: &bake_format::BakedBounds,
     ) -> Result<()> {
         let Some(g) = self.gpu_driven.as_mut() else {
-            return Err(Error::gpu(
-                "set_segment_bounds needs the GPU-driven path (enable_gpu_driven)",
-            ));
+            return Err(Error::Path {
+                call: "set_segment_bounds",
+                path: RenderPath::CpuCulled,
+            });
         };
         g.culler.set_segments(device, clips, &bounds.segments)
     }

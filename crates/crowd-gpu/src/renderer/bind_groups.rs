@@ -1,36 +1,10 @@
-//! The renderer's bind group layout entries and bind groups: the frame group (frame uniform, record window,
-//! pooled and unique palettes) and the draw group (per-draw uniforms at a dynamic offset).
+//! The renderer's bind groups: a view's frame group (its frame uniform, the record window, pooled and unique
+//! palettes), the draw group (per-draw uniforms at a dynamic offset), and the bindings they are made of.
 
 use std::num::NonZeroU64;
 
 use crate::grow_buffer::GrowBuffer;
 use crate::uniforms::DrawUniform;
-
-pub(super) fn storage_entry(binding: u32, dynamic: bool, min: u64) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::VERTEX,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only: true },
-            has_dynamic_offset: dynamic,
-            min_binding_size: NonZeroU64::new(min),
-        },
-        count: None,
-    }
-}
-
-pub(super) fn uniform_entry(binding: u32, dynamic: bool, size: u64) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: dynamic,
-            min_binding_size: NonZeroU64::new(size),
-        },
-        count: None,
-    }
-}
 
 /// A binding of `buffer` from its start: the whole buffer, at most `window` bytes (a multiple of 4).
 pub(super) fn whole(buffer: &GrowBuffer, window: u64) -> wgpu::BindingResource<'_> {
@@ -41,27 +15,21 @@ pub(super) fn whole(buffer: &GrowBuffer, window: u64) -> wgpu::BindingResource<'
     })
 }
 
-pub(super) fn frame_group(
-    device: &wgpu::Device,
-    layout: &wgpu::BindGroupLayout,
-    frame: &wgpu::Buffer,
-    records: &GrowBuffer,
-    pool: &GrowBuffer,
-    unique: &GrowBuffer,
-    palette_window: u64,
-) -> wgpu::BindGroup {
-    frame_group_with(
-        device,
-        layout,
-        frame,
-        records,
-        whole(pool, palette_window),
-        whole(unique, palette_window),
-    )
+/// A binding of all of `buffer`, whose size the caller kept within the binding limit.
+pub(super) fn entire(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer,
+            offset: 0,
+            size: NonZeroU64::new(buffer.size()),
+        }),
+    }
 }
 
-/// The frame bind group with `pool` bound as the pooled palettes (the pose pool's, or a bake's for baked draws).
-pub(super) fn frame_group_with(
+/// The frame bind group: `frame` (a view's uniform), the record window of `records`, and `pool` and `unique` as
+/// the pooled and unique palettes (the pose pool's, or a bake's for baked draws).
+pub(super) fn frame_group(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,
     frame: &wgpu::Buffer,
@@ -73,10 +41,7 @@ pub(super) fn frame_group_with(
         label: Some("crowd frame"),
         layout,
         entries: &[
-            wgpu::BindGroupEntry {
-                binding: 0,
-                resource: frame.as_entire_binding(),
-            },
+            entire(0, frame),
             wgpu::BindGroupEntry {
                 binding: 1,
                 resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
@@ -97,16 +62,8 @@ pub(super) fn frame_group_with(
     })
 }
 
-pub(super) fn draw_group(
-    device: &wgpu::Device,
-    layout: &wgpu::BindGroupLayout,
-    uniforms: &GrowBuffer,
-) -> wgpu::BindGroup {
-    draw_group_of(device, layout, &uniforms.buffer)
-}
-
 /// The draw bind group over a uniform buffer of [`DrawUniform`]s at the draw stride.
-pub(super) fn draw_group_of(
+pub(super) fn draw_group(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,
     uniforms: &wgpu::Buffer,

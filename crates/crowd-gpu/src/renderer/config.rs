@@ -19,18 +19,23 @@ pub struct RendererConfig {
     pub depth_write: bool,
     /// The colour and depth attachments' MSAA sample count (1, 2, 4 as the device and formats allow).
     pub sample_count: u32,
+    /// What the adapter can do beyond the WebGPU baseline's limits (`adapter.get_downlevel_capabilities().flags`):
+    /// the GPU-driven path needs compute shaders, indirect execution and storage buffers in vertex shaders
+    /// ([`RenderPath::choose`](super::RenderPath::choose)).
+    pub downlevel: wgpu::DownlevelFlags,
 }
 
 impl RendererConfig {
     /// The default depth test: `Less`, with depth cleared to 1.
     pub const DEFAULT_DEPTH_COMPARE: wgpu::CompareFunction = wgpu::CompareFunction::Less;
 
-    /// A configuration for passes of `color_format` and `depth_format` within `limits`: depth test `Less` with
-    /// writes, no MSAA.
+    /// A configuration for passes of `color_format` and `depth_format` within `limits`, on an adapter that can do
+    /// `downlevel`: depth test `Less` with writes, no MSAA.
     pub fn new(
         color_format: wgpu::TextureFormat,
         depth_format: Option<wgpu::TextureFormat>,
         limits: wgpu::Limits,
+        downlevel: wgpu::DownlevelFlags,
     ) -> Self {
         Self {
             color_format,
@@ -39,6 +44,22 @@ impl RendererConfig {
             depth_compare: Self::DEFAULT_DEPTH_COMPARE,
             depth_write: true,
             sample_count: 1,
+            downlevel,
         }
+    }
+
+    /// [`RendererConfig::new`] with `device`'s limits and `adapter`'s downlevel flags.
+    pub fn for_device(
+        adapter: &wgpu::Adapter,
+        device: &wgpu::Device,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+    ) -> Self {
+        Self::new(
+            color_format,
+            depth_format,
+            device.limits(),
+            adapter.get_downlevel_capabilities().flags,
+        )
     }
 }

@@ -1,4 +1,4 @@
-//! The VAT tier of the GPU-driven path: a vertex-animation bake ([`anim_bake::VatData`]) on the device.
+//! The VAT tier of the GPU-driven path: a vertex-animation bake ([`bake_format::VatData`]) on the device.
 //!
 //! VAT draws (`vs_vat` in `shaders/crowd_skin.wgsl`) skin nothing: each vertex's position and normal at the
 //! instance's clip time are two frames of the bake's texel planes (read with `textureLoad`, no filtering),
@@ -7,11 +7,11 @@
 //!
 //! Without a bake, the VAT tier draws from the pose pool, as the pooled tier does.
 
-use anim_bake::{CLIP_RECORD_SIZE, ClipRecord, VatData, VatFormat};
+use bake_format::{CLIP_RECORD_SIZE, ClipRecord, VatData, VatFormat};
 use crowd_frame::ResidentClip;
 use skin_pack::PaletteFormat;
 
-use super::CrowdRenderer;
+use super::{CrowdRenderer, RenderPath};
 use crate::{Error, Result};
 
 /// The most clips the VAT uniform holds (`VatUniform::clips` in `crowd_skin.wgsl`).
@@ -89,12 +89,12 @@ fn plane_formats(format: VatFormat) -> [Option<wgpu::TextureFormat>; 2] {
 impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
     /// Draws the VAT tier of the GPU-driven path from `vat`, a bake of the crowd's character (the same clips in the
     /// same order). `mesh_first_vertex[m]` is the bake's first vertex of the renderer's mesh `m` (added `m`-th):
-    /// `anim_bake::BakedMesh::first_vertex` of the same mesh. Uploads the planes and the uniform once; each
+    /// `bake_format::BakedMesh::first_vertex` of the same mesh. Uploads the planes and the uniform once; each
     /// `prepare` then checks the packet's clips against the bake's in O(clips).
     ///
     /// # Errors
     ///
-    /// - [`Error::Gpu`] when the GPU-driven path is not enabled;
+    /// - [`Error::Path`] when the GPU-driven path is not enabled;
     /// - [`Error::Bake`] when the bake has no clip or more than 128 (`MAX_VAT_CLIPS`), a clip with fewer than two
     ///   frames or frames past the layout, planes that do not hold the layout's texels, or when
     ///   `mesh_first_vertex` does not give each mesh (at most 64, `MAX_VAT_MESHES`) a range of baked vertices;
@@ -109,7 +109,10 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
         mesh_first_vertex: &[u32],
     ) -> Result<()> {
         if self.gpu_driven.is_none() {
-            return Err(Error::gpu("set_vat needs the GPU-driven path (enable_gpu_driven)"));
+            return Err(Error::Path {
+                call: "set_vat",
+                path: RenderPath::CpuCulled,
+            });
         }
         let bad = |clip: Option<usize>, what: &'static str| Err(Error::Bake { clip, what });
         if vat.clips.is_empty() || vat.clips.len() > MAX_VAT_CLIPS || vat.quant.len() != vat.clips.len() {
@@ -142,17 +145,7 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
                 return bad(None, "has planes that do not hold the layout's texels");
             }
         }
-        let limits = device.limits();
-        let max_2d = self
-            .config
-            .limits
-            .max_texture_dimension_2d
-            .min(limits.max_texture_dimension_2d);
-        let max_layers = self
-            .config
-            .limits
-            .max_texture_array_layers
-            .min(limits.max_texture_array_layers);
+        let (max_2d, max_layers) = (self.limits.texture_2d, self.limits.texture_layers);
         for (what, value, max) in [
             ("max_texture_dimension_2d", layout.width.max(layout.height), max_2d),
             ("max_texture_array_layers", layout.layers, max_layers),

@@ -3,11 +3,12 @@
 use crowd_cull::Handle;
 use crowd_frame::{Character, CharacterOptions, ClipId, CrowdFrame, FrameCamera, FrameSettings, Spawn};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::{CrowdRenderer, RenderPath};
+use crowd_gpu::{CrowdRenderer, RenderPath, ViewDesc};
 use crowd_mesh::{Material, PackedMesh, lod_thresholds};
 use glam::{Quat, Vec3};
 
-use super::images;
+use super::images::{self, PrepareNow};
+use std::sync::Arc;
 
 /// The test images' size.
 pub const SIZE: (u32, u32) = (320, 240);
@@ -27,7 +28,7 @@ impl Rng {
 
 /// The character, its packed meshes, frame settings and spawns.
 pub struct Scene {
-    pub character: Character,
+    pub character: Arc<Character>,
     pub meshes: Vec<PackedMesh>,
     pub settings: FrameSettings,
     pub spawns: Vec<Spawn>,
@@ -82,7 +83,7 @@ pub fn scene(cols: usize, rows: usize) -> Scene {
         });
     }
     Scene {
-        character,
+        character: Arc::new(character),
         meshes,
         settings,
         spawns,
@@ -103,7 +104,7 @@ pub fn camera(eye: Vec3, target: Vec3) -> FrameCamera {
 }
 
 /// A renderer with the scene's meshes, GPU-driven for the crowd's group when `gpu_driven`.
-pub fn renderer(gpu: &Gpu, scene: &Scene, crowd: &CrowdFrame<'_>, gpu_driven: bool) -> CrowdRenderer {
+pub fn renderer(gpu: &Gpu, scene: &Scene, crowd: &CrowdFrame, gpu_driven: bool) -> CrowdRenderer {
     let mut r = images::renderer(gpu, None);
     let materials = vec![Material::default(); scene.meshes.len()];
     images::add_meshes(gpu, &mut r, &scene.meshes, &materials);
@@ -116,12 +117,12 @@ pub fn renderer(gpu: &Gpu, scene: &Scene, crowd: &CrowdFrame<'_>, gpu_driven: bo
 }
 
 /// A crowd of the scene's spawns, on the GPU-driven path when `gpu_driven`.
-pub fn crowd_of<'a>(scene: &'a Scene, gpu_driven: bool) -> (CrowdFrame<'a>, Vec<Handle>) {
+pub fn crowd_of(scene: &Scene, gpu_driven: bool) -> (CrowdFrame, Vec<Handle>) {
     let settings = FrameSettings {
         gpu_driven,
         ..scene.settings.clone()
     };
-    let mut crowd = CrowdFrame::new(&scene.character, settings).expect("a crowd");
+    let mut crowd = CrowdFrame::new(scene.character.clone(), settings).expect("a crowd");
     let mut handles = vec![Handle::default(); scene.spawns.len()];
     crowd.add_many(&scene.spawns, &mut handles).expect("adds");
     (crowd, handles)
@@ -130,40 +131,38 @@ pub fn crowd_of<'a>(scene: &'a Scene, gpu_driven: bool) -> (CrowdFrame<'a>, Vec<
 /// Steps `crowd` `frames` times at 30 Hz and prepares every packet in `r` (the GPU-driven path needs every packet's
 /// resident changes); calls `between` with the frame's index before each step.
 pub fn run_frames(
-    crowd: &mut CrowdFrame<'_>,
+    crowd: &mut CrowdFrame,
     r: &mut CrowdRenderer,
     gpu: &Gpu,
     cam: &FrameCamera,
     frames: usize,
-    mut between: impl FnMut(usize, &mut CrowdFrame<'_>),
+    mut between: impl FnMut(usize, &mut CrowdFrame),
 ) {
     let exchange = crowd.exchange().clone();
     for f in 0..frames {
         between(f, crowd);
         crowd.step(1.0 / 30.0, cam).expect("steps");
         let packet = exchange.begin_read().expect("a packet");
-        r.prepare(&gpu.device, &gpu.queue, &packet).expect("prepares");
+        r.prepare_now(gpu, &packet).expect("prepares");
     }
 }
 
 /// The image of `r` from `cam` through a new view (culled on the GPU on the GPU-driven path).
 pub fn view_image(gpu: &Gpu, r: &CrowdRenderer, cam: &FrameCamera, target: &OffscreenTarget) -> Vec<u8> {
-    let mut view = r.create_view(&gpu.device, &gpu.queue).expect("a view");
+    let mut view = r.create_view(&gpu.device).expect("a view");
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    r.prepare_view(&gpu.device, &gpu.queue, &mut encoder, &mut view, cam)
+    let prepared = r
+        .prepare_view(&gpu.device, &mut encoder, &mut view, ViewDesc::new(*cam))
         .expect("the view prepares");
-    gpu.queue.submit([encoder.finish()]);
     target
-        .render(gpu, wgpu::Color::TRANSPARENT, |pass| r.render_view(&view, pass))
+        .render_after(gpu, encoder, wgpu::Color::TRANSPARENT, |pass| {
+            r.render_view(&prepared, pass)
+        })
         .expect("renders")
 }
 
 /// A GPU-driven crowd of `scene` with `tier_thresholds`, and its renderer.
-pub fn tiered_crowd<'a>(
-    gpu: &Gpu,
-    scene: &'a Scene,
-    tier_thresholds: [f32; 3],
-) -> (CrowdFrame<'a>, Vec<Handle>, CrowdRenderer) {
+pub fn tiered_crowd(gpu: &Gpu, scene: &Scene, tier_thresholds: [f32; 3]) -> (CrowdFrame, Vec<Handle>, CrowdRenderer) {
     let settings = FrameSettings {
         tier_thresholds,
         ..scene.settings.clone()
@@ -172,16 +171,12 @@ pub fn tiered_crowd<'a>(
 }
 
 /// A GPU-driven crowd of `scene` with `settings` (`gpu_driven` set), and its renderer.
-pub fn crowd_with<'a>(
-    gpu: &Gpu,
-    scene: &'a Scene,
-    settings: FrameSettings,
-) -> (CrowdFrame<'a>, Vec<Handle>, CrowdRenderer) {
+pub fn crowd_with(gpu: &Gpu, scene: &Scene, settings: FrameSettings) -> (CrowdFrame, Vec<Handle>, CrowdRenderer) {
     let settings = FrameSettings {
         gpu_driven: true,
         ..settings
     };
-    let mut crowd = CrowdFrame::new(&scene.character, settings).expect("a crowd");
+    let mut crowd = CrowdFrame::new(scene.character.clone(), settings).expect("a crowd");
     let mut handles = vec![Handle::default(); scene.spawns.len()];
     crowd.add_many(&scene.spawns, &mut handles).expect("adds");
     let r = renderer(gpu, scene, &crowd, true);

@@ -3,23 +3,39 @@
 
 use std::path::PathBuf;
 
-use crowd_frame::{InstanceRecord, Packet};
+use crowd_frame::{FrameCamera, InstanceRecord, Packet};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::{CrowdRenderer, DrawCrowd, RendererConfig};
+use crowd_gpu::{CrowdRenderer, PipelineCache, PrepareStats, ProceduralRenderer, RendererConfig, ViewDesc};
 use crowd_mesh::{Material, PackedMesh};
 use glam::Vec3;
 use skin_pack::PaletteFormat;
 
 /// The default character in the repository.
 pub fn default_character() -> anim_pose::Model {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/crowd_character.glb");
+    let path = default_character_path();
     anim_pose::import_file(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// A renderer for the offscreen target's formats with `F` palettes and `limits` (the device's when `None`).
+/// The workspace's character model's path.
+pub fn default_character_path() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/crowd_character.glb")
+}
+
+/// A renderer for the offscreen target's formats with `F` palettes and `limits` (the device's when `None`), with a
+/// pipeline cache of its own.
 pub fn renderer<F: PaletteFormat + 'static>(gpu: &Gpu, limits: Option<wgpu::Limits>) -> CrowdRenderer<F> {
+    renderer_in(gpu, &PipelineCache::new(&gpu.device), limits)
+}
+
+/// As [`renderer`], with the pipelines of `cache`.
+pub fn renderer_in<F: PaletteFormat + 'static>(
+    gpu: &Gpu,
+    cache: &PipelineCache,
+    limits: Option<wgpu::Limits>,
+) -> CrowdRenderer<F> {
     CrowdRenderer::new(
         &gpu.device,
+        cache,
         &RendererConfig {
             limits: limits.unwrap_or_else(|| gpu.device.limits()),
             ..gpu.offscreen_config()
@@ -42,11 +58,109 @@ pub fn add_meshes<F: PaletteFormat + 'static>(
     }
 }
 
-/// Prepares `packet` in `renderer`.
+/// `prepare` into an encoder of its own, submitted at once.
+pub trait PrepareNow<F: PaletteFormat> {
+    /// Prepares `packet` and submits what it recorded.
+    fn prepare_now(&mut self, gpu: &Gpu, packet: &Packet<F>) -> crowd_gpu::Result<PrepareStats>;
+}
+
+impl<F: PaletteFormat + 'static> PrepareNow<F> for CrowdRenderer<F> {
+    fn prepare_now(&mut self, gpu: &Gpu, packet: &Packet<F>) -> crowd_gpu::Result<PrepareStats> {
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        let stats = self.prepare(&gpu.device, &mut encoder, packet)?;
+        gpu.queue.submit([encoder.finish()]);
+        Ok(stats)
+    }
+}
+
+/// Prepares `packet` in `renderer`, submitted at once.
 pub fn prepare<F: PaletteFormat + 'static>(gpu: &Gpu, renderer: &mut CrowdRenderer<F>, packet: &Packet<F>) {
-    renderer
-        .prepare(&gpu.device, &gpu.queue, packet)
-        .expect("the packet prepares");
+    renderer.prepare_now(gpu, packet).expect("the packet prepares");
+}
+
+/// Something the image tests draw into a target: a crowd renderer (a new view of the camera) or a procedural one.
+pub trait TestDraw {
+    /// Records what the frame needs into `encoder`, then a pass over `target` (cleared first when `clear`, else
+    /// loaded) with the draws.
+    fn draw_into(
+        &self,
+        gpu: &Gpu,
+        encoder: &mut wgpu::CommandEncoder,
+        target: &OffscreenTarget,
+        camera: &FrameCamera,
+        clear: bool,
+    );
+}
+
+impl<F: PaletteFormat + 'static> TestDraw for CrowdRenderer<F> {
+    fn draw_into(
+        &self,
+        gpu: &Gpu,
+        encoder: &mut wgpu::CommandEncoder,
+        target: &OffscreenTarget,
+        camera: &FrameCamera,
+        clear: bool,
+    ) {
+        let mut view = self.create_view(&gpu.device).expect("a view");
+        let prepared = self
+            .prepare_view(&gpu.device, encoder, &mut view, ViewDesc::new(*camera))
+            .expect("the view prepares");
+        let mut pass = begin_pass(encoder, target, clear);
+        self.render_view(&prepared, &mut pass);
+    }
+}
+
+impl TestDraw for ProceduralRenderer {
+    fn draw_into(
+        &self,
+        _: &Gpu,
+        encoder: &mut wgpu::CommandEncoder,
+        target: &OffscreenTarget,
+        _: &FrameCamera,
+        clear: bool,
+    ) {
+        let mut pass = begin_pass(encoder, target, clear);
+        self.draw(&mut pass);
+    }
+}
+
+/// A pass over `target`'s colour and depth, cleared (transparent, depth 1) or loaded.
+pub fn begin_pass<'e>(
+    encoder: &'e mut wgpu::CommandEncoder,
+    target: &OffscreenTarget,
+    clear: bool,
+) -> wgpu::RenderPass<'e> {
+    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some("test"),
+        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+            view: &target.color_view,
+            resolve_target: None,
+            depth_slice: None,
+            ops: wgpu::Operations {
+                load: if clear {
+                    wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT)
+                } else {
+                    wgpu::LoadOp::Load
+                },
+                store: wgpu::StoreOp::Store,
+            },
+        })],
+        depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+            view: &target.depth_view,
+            depth_ops: Some(wgpu::Operations {
+                load: if clear {
+                    wgpu::LoadOp::Clear(1.0)
+                } else {
+                    wgpu::LoadOp::Load
+                },
+                store: wgpu::StoreOp::Store,
+            }),
+            stencil_ops: None,
+        }),
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    })
 }
 
 /// Records `depth_only` into a pass with only `target`'s depth attachment (cleared to 1), then `colour` into a pass
@@ -103,15 +217,18 @@ pub fn depth_then_colour(
     target.read_rgba8(gpu).expect("reads back")
 }
 
-/// Renders every renderer of `renderers` (prepared) into one image on a transparent background.
-pub fn render(gpu: &Gpu, target: &OffscreenTarget, renderers: &[&dyn DrawCrowd]) -> Vec<u8> {
-    target
-        .render(gpu, wgpu::Color::TRANSPARENT, |pass| {
-            for r in renderers {
-                r.render(pass);
-            }
-        })
-        .expect("the image reads back")
+/// Renders every drawing of `drawings` (prepared) from `camera` into one image on a transparent background: each in
+/// its own pass over the same colour and depth, as one pass would.
+pub fn render(gpu: &Gpu, target: &OffscreenTarget, camera: &FrameCamera, drawings: &[&dyn TestDraw]) -> Vec<u8> {
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    if drawings.is_empty() {
+        drop(begin_pass(&mut encoder, target, true));
+    }
+    for (i, d) in drawings.iter().enumerate() {
+        d.draw_into(gpu, &mut encoder, target, camera, i == 0);
+    }
+    gpu.queue.submit([encoder.finish()]);
+    target.read_rgba8(gpu).expect("the image reads back")
 }
 
 /// A unique record at `position` with the identity rotation and scale, reading the palette at entry `palette`.

@@ -5,6 +5,7 @@
 
 use crowd_gpu::shaders::ShaderSource;
 
+pub mod cull;
 pub mod driven;
 pub mod images;
 pub mod scenes;
@@ -89,4 +90,40 @@ pub fn gpu() -> Option<crowd_gpu::headless::Gpu> {
             None
         }
     }
+}
+
+/// Writes `instances`, held by `owners`, at slots `first..` of `resident` (growing its slot count to reach them)
+/// as one frame's changes, recorded and submitted at once. The handle table is taken as just large enough for the
+/// owners seen so far.
+pub fn write_resident(
+    gpu: &crowd_gpu::headless::Gpu,
+    resident: &mut crowd_gpu::ResidentBuffer,
+    first: u32,
+    instances: &[crowd_frame::ResidentInstance],
+    owners: &[crowd_frame::ResidentOwner],
+) -> crowd_gpu::Result<u64> {
+    let end = first + instances.len() as u32;
+    let handles = owners
+        .iter()
+        .filter(|o| **o != crowd_frame::ResidentOwner::EMPTY)
+        .map(|o| o.index + 1)
+        .max()
+        .unwrap_or(0)
+        .max(resident.handle_capacity());
+    let range = first..end;
+    let ranges = std::slice::from_ref(&range);
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    let written = resident.apply(
+        &gpu.device,
+        &mut encoder,
+        crowd_gpu::ResidentUpdate {
+            slot_count: resident.slot_count().max(end),
+            handle_capacity: handles,
+            ranges,
+            instances,
+            owners,
+        },
+    )?;
+    gpu.queue.submit([encoder.finish()]);
+    Ok(written)
 }

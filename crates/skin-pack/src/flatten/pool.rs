@@ -19,7 +19,7 @@ pub struct PoolFlattenJob<'a, F: PaletteFormat = PaletteEntry> {
     /// The skin of the pool's skeleton, prepared once.
     pub binding: &'a PaletteBinding,
     /// The pool, after its update.
-    pub pool: &'a PosePool<'a>,
+    pub pool: &'a PosePool,
     /// At least `pool.slot_count() * binding.skin_joint_count()` entries.
     pub output: &'a mut [F],
     /// Streaming stores where a kernel writes (see [`FlattenJob::streaming`]).
