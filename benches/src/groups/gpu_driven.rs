@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 use crowd_frame::{Character, ClipId, CrowdFrame, FrameCamera, FrameSettings};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
-use crowd_gpu::{CULL_BUCKETS, CrowdRenderer, CrowdView, PipelineCache, RenderPath, ViewDesc};
+use crowd_gpu::{CULL_BUCKETS, CrowdRenderer, CrowdView, CullQueries, PipelineCache, RenderPath, ViewDesc};
 use crowd_mesh::Material;
 use glam::Vec3;
 
@@ -145,11 +145,14 @@ pub(crate) fn cull_ms(
             &mut encoder,
             view,
             ViewDesc {
-                timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
-                    query_set: &set,
-                    beginning_of_pass_write_index: Some(0),
-                    end_of_pass_write_index: Some(1),
-                }),
+                cull_queries: CullQueries {
+                    timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                        query_set: &set,
+                        beginning_of_pass_write_index: Some(0),
+                        end_of_pass_write_index: Some(1),
+                    }),
+                    statistics: None,
+                },
                 ..ViewDesc::new(*camera)
             },
         )?;

@@ -56,7 +56,7 @@ pub fn run(args: &Args, scene: &Scene, assets: &Arc<Assets>) -> Result<()> {
 ///
 /// As [`run`].
 pub fn render(args: &Args, scene: &Scene, assets: &Arc<Assets>) -> Result<Outcome> {
-    let gpu = Gpu::open_with(None, wgpu::Features::empty())?.ok_or_else(|| anyhow!(NO_ADAPTER))?;
+    let gpu = Gpu::open_with(None, wgpu::Features::PIPELINE_STATISTICS_QUERY)?.ok_or_else(|| anyhow!(NO_ADAPTER))?;
     let (width, height) = args.size;
     let path = if args.cpu_culled {
         RenderPath::CpuCulled
@@ -159,14 +159,7 @@ pub fn render(args: &Args, scene: &Scene, assets: &Arc<Assets>) -> Result<Outcom
                         .map_err(|e| anyhow!("waiting for the frame: {e}"))?;
                 }
                 if is_end {
-                    last_drawn = Drawn::of(
-                        &gpu.device,
-                        &gpu.queue,
-                        stage.renderer(),
-                        stage.view(),
-                        &packet,
-                        &prepared,
-                    )?;
+                    last_drawn = Drawn::of(&gpu.device, &gpu.queue, &stage, &packet, &prepared)?;
                 }
                 times.wait_ms.push(wait_ms);
                 times.prepare_ms.push(prepare_ms);

@@ -8,9 +8,10 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 use crowd_frame::{Packet, ResendRequest};
 use crowd_gpu::{
-    CrowdRenderer, CrowdView, DebugView, Lighting, PipelineCache, PrepareStats, ProceduralFrame, ProceduralRenderer,
-    RenderPath, RendererConfig, ViewDesc,
+    CrowdRenderer, CrowdView, CullQueries, DebugView, Lighting, PipelineCache, PrepareStats, ProceduralFrame,
+    ProceduralRenderer, RenderPath, RendererConfig, ViewDesc, WorkQueries,
 };
+
 use glam::Vec3;
 
 use crate::assets::Assets;
@@ -43,6 +44,8 @@ pub struct Stage {
     attachments: Option<(Option<wgpu::TextureView>, wgpu::TextureView, (u32, u32))>,
     /// A school's fish and the feed of their records.
     fish: Option<(ProceduralRenderer, FishFeed)>,
+    /// Counts the main view's crowd draws (render query 0) and its cull (cull query 0), where the device can.
+    work: Option<WorkQueries>,
 }
 
 impl Stage {
@@ -90,6 +93,7 @@ impl Stage {
             resend: None,
             attachments: None,
             fish: None,
+            work: WorkQueries::new(device, 1, 1).ok(),
         })
     }
 
@@ -126,6 +130,12 @@ impl Stage {
             stage.fish = Some((fish, feed));
         }
         Ok(stage)
+    }
+
+    /// The queries counting the main view's crowd draws and cull, where the device has pipeline statistics; read
+    /// them after a frame's submission.
+    pub fn work(&self) -> Option<&WorkQueries> {
+        self.work.as_ref()
     }
 
     /// The path the crowd is drawn on.
@@ -223,9 +233,18 @@ impl Stage {
             label: Some("crowd-demo frame"),
         });
         let prepared = self.prepare(device, &mut encoder, packet)?;
-        let main = self
-            .renderer
-            .prepare_view(device, &mut encoder, &mut self.view, ViewDesc::new(*packet.camera()))?;
+        let main = self.renderer.prepare_view(
+            device,
+            &mut encoder,
+            &mut self.view,
+            ViewDesc {
+                cull_queries: CullQueries {
+                    statistics: self.work.as_ref().map(|w| w.cull(0)),
+                    ..CullQueries::default()
+                },
+                ..ViewDesc::new(*packet.camera())
+            },
+        )?;
         let light = self.sun.light_camera(packet.camera(), self.shadow_reach);
         if let Some((fish, feed)) = &mut self.fish {
             let feed = feed
@@ -289,10 +308,19 @@ impl Stage {
                 multiview_mask: None,
             });
             self.sun.render_ground(&mut pass);
+            if let Some(w) = &self.work {
+                w.begin_render(&mut pass, 0);
+            }
             self.renderer.render_view(&main, &mut pass);
+            if let Some(w) = &self.work {
+                w.end_render(&mut pass);
+            }
             if let Some((fish, _)) = &self.fish {
                 fish.draw(&mut pass);
             }
+        }
+        if let Some(w) = &self.work {
+            w.resolve(&mut encoder);
         }
         queue.submit([encoder.finish()]);
         Ok((prepared, prepare_ms, recorded.elapsed().as_secs_f32() * 1e3))

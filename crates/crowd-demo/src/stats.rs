@@ -4,11 +4,13 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use crowd_cull::limits::{MAX_LODS, TIER_COUNT};
 use crowd_frame::{FrameStats, Packet};
-use crowd_gpu::{CULL_BUCKETS, CrowdRenderer, CrowdView, PrepareStats, RenderPath};
+use crowd_gpu::{CULL_BUCKETS, DrawTally, GpuWork, PrepareStats, RenderPath};
 use serde::Serialize;
 
 use crate::sim::SimReport;
+use crate::stage::Stage;
 
 /// Per rendered frame, the render thread's milliseconds.
 #[derive(Clone, Debug, Default)]
@@ -44,34 +46,38 @@ impl RenderTimes {
     }
 }
 
-/// What one frame drew, per LOD and tier; on the GPU-driven path read back from the view's counters.
+/// What one frame drew, per LOD and tier; on the GPU-driven path read back from the view's counters and indirect
+/// arguments, and what the GPU ran for the main view's crowd, where the device counts it.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Drawn {
-    /// Instances per LOD (0, 1, 2 and coarser).
-    pub per_lod: [u32; 3],
+    /// Instances per LOD.
+    pub per_lod: [u32; MAX_LODS],
     /// Instances per tier: unique, pooled, baked, VAT.
     pub per_tier: [u32; 4],
     /// Instances drawn.
     pub visible: u32,
     /// Draw calls (indirect draws included).
     pub draws: u32,
-    /// Triangles.
+    /// Triangles the draws asked for.
     pub triangles: u64,
     /// Bytes uploaded by `prepare`.
     pub uploaded_bytes: u64,
+    /// The main view's crowd draws and cull, counted by pipeline-statistics queries (`None` where the device has
+    /// none).
+    #[serde(serialize_with = "serialize_work")]
+    pub work: Option<GpuWork>,
 }
 
 impl Drawn {
-    /// What `packet` drew through `renderer` and `view`, after `prepare` returned `prepared`.
+    /// What `packet` drew through `stage`'s renderer and main view, after `prepare` returned `prepared`.
     ///
     /// # Errors
     ///
-    /// crowd-gpu's errors reading the counters back.
+    /// crowd-gpu's errors reading the counters and queries back.
     pub fn of(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
-        renderer: &CrowdRenderer,
-        view: &CrowdView,
+        stage: &Stage,
         packet: &Packet,
         prepared: &PrepareStats,
     ) -> Result<Self> {
@@ -82,37 +88,61 @@ impl Drawn {
             ..Self::default()
         };
         for draw in packet.draws() {
-            d.per_lod[usize::from(draw.lod).min(2)] += draw.instance_count;
+            d.per_lod[usize::from(draw.lod).min(MAX_LODS - 1)] += draw.instance_count;
             d.per_tier[draw.tier as usize] += draw.instance_count;
             d.visible += draw.instance_count;
         }
-        if let (RenderPath::GpuDriven, Some(cull)) = (renderer.path(), view.cull()) {
+        if let (RenderPath::GpuDriven, Some(cull)) = (stage.renderer().path(), stage.view().cull()) {
             let counts = read_buffer(device, queue, cull.counts_buffer(), (CULL_BUCKETS * 4) as u64)?;
             for (b, &n) in counts.iter().enumerate() {
-                d.per_lod[(b / 4).min(2)] += n;
-                d.per_tier[b % 4] += n;
+                d.per_lod[b / TIER_COUNT] += n;
+                d.per_tier[b % TIER_COUNT] += n;
                 d.visible += n;
             }
             let args = read_buffer(device, queue, cull.args_buffer(), u64::from(cull.draw_count()) * 20)?;
-            for a in args.chunks_exact(5) {
-                d.triangles += u64::from(a[0] / 3) * u64::from(a[1]);
-            }
+            d.triangles += DrawTally::from_args(cull.draw_slots(), &args)?.total_triangles();
             d.draws += cull.draw_count();
+        }
+        if let Some(work) = stage.work() {
+            d.work = Some(work.read(device)?.total());
         }
         Ok(d)
     }
 }
 
+/// `GpuWork` as its five counts, or `null`.
+fn serialize_work<S: serde::Serializer>(work: &Option<GpuWork>, s: S) -> std::result::Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Work {
+        vertex_invocations: u64,
+        clipper_invocations: u64,
+        primitives: u64,
+        fragment_invocations: u64,
+        cull_invocations: u64,
+    }
+    work.map(|w| Work {
+        vertex_invocations: w.vertex_invocations,
+        clipper_invocations: w.clipper_invocations,
+        primitives: w.primitives,
+        fragment_invocations: w.fragment_invocations,
+        cull_invocations: w.compute_invocations,
+    })
+    .serialize(s)
+}
+
 impl Drawn {
-    /// One line: visible per LOD and tier, draws, triangles and bytes uploaded.
+    /// One line: visible per LOD (up to the last one drawn, at least three) and tier, draws, triangles, bytes
+    /// uploaded, and the GPU's counted work.
     pub fn summary(&self) -> String {
-        format!(
-            "{} visible (LOD 0/1/2: {}/{}/{}; unique {}, pooled {}, baked {}, VAT {}), {} draws, {:.2} M triangles, {} \
-             KiB uploaded",
+        let lods = self.per_lod.iter().rposition(|&n| n > 0).map_or(3, |l| (l + 1).max(3));
+        let names: Vec<String> = (0..lods).map(|l| l.to_string()).collect();
+        let counts: Vec<String> = self.per_lod[..lods].iter().map(u32::to_string).collect();
+        let mut line = format!(
+            "{} visible (LOD {}: {}; unique {}, pooled {}, baked {}, VAT {}), {} draws, {:.2} M triangles, {} KiB \
+             uploaded",
             self.visible,
-            self.per_lod[0],
-            self.per_lod[1],
-            self.per_lod[2],
+            names.join("/"),
+            counts.join("/"),
             self.per_tier[0],
             self.per_tier[1],
             self.per_tier[2],
@@ -120,7 +150,18 @@ impl Drawn {
             self.draws,
             self.triangles as f64 / 1e6,
             self.uploaded_bytes / 1024
-        )
+        );
+        if let Some(w) = self.work {
+            line.push_str(&format!(
+                " | GPU work: {:.2} M primitives, {:.2} M vertex and {:.2} M fragment invocations, {:.2} M cull \
+                 invocations",
+                w.primitives as f64 / 1e6,
+                w.vertex_invocations as f64 / 1e6,
+                w.fragment_invocations as f64 / 1e6,
+                w.compute_invocations as f64 / 1e6
+            ));
+        }
+        line
     }
 }
 

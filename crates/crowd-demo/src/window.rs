@@ -215,6 +215,8 @@ impl App {
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("crowd-demo"),
             required_limits: adapter.limits(),
+            // Counts the GPU's work for the stats table where the adapter can.
+            required_features: adapter.features() & wgpu::Features::PIPELINE_STATISTICS_QUERY,
             ..Default::default()
         }))
         .with_context(|| format!("the adapter '{}' refused a device", info.name))?;
@@ -436,14 +438,7 @@ impl Running {
         let second = self.last_print.elapsed() >= Duration::from_secs(1);
         if second {
             // Once a second: what the GPU drew (a readback, which waits for the frame).
-            self.drawn = Drawn::of(
-                &self.device,
-                &self.queue,
-                self.stage.renderer(),
-                self.stage.view(),
-                &packet,
-                &prepared,
-            )?;
+            self.drawn = Drawn::of(&self.device, &self.queue, &self.stage, &packet, &prepared)?;
         }
         let stats = *packet.stats();
         drop(packet);

@@ -48,6 +48,24 @@ pub enum Error {
         /// What the renderer needs.
         needs: u64,
     },
+    /// The device lacks a feature that a call needs.
+    #[error("{for_what} needs the device feature {feature}")]
+    MissingFeature {
+        /// The feature's name in `wgpu::Features`.
+        feature: &'static str,
+        /// What needs it.
+        for_what: &'static str,
+    },
+    /// A query set of no queries, or of more than wgpu allows.
+    #[error("{count} {what} queries: a query set holds 1 to {max}")]
+    QueryCount {
+        /// Which queries.
+        what: &'static str,
+        /// How many were asked for.
+        count: u32,
+        /// wgpu's limit.
+        max: u32,
+    },
     /// A mesh reads a joint at or past the packet's palette size.
     #[error("{mesh} reads joint {joint}, past the packet's {palette_entries}-entry palettes")]
     MeshJoint {

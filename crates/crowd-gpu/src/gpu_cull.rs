@@ -20,6 +20,7 @@ use crate::limits::{DeviceLimits, dispatch_size};
 use crate::pipeline_cache::PipelineCache;
 use crate::resident_buffer::ResidentBuffer;
 use crate::upload::Uploads;
+use crate::work::StatisticsQuery;
 use crate::{Error, Result};
 
 /// Buckets a view counts: every (LOD, tier) of a group, [`MAX_LODS`] × [`TIER_COUNT`]. The shader's
@@ -143,6 +144,17 @@ const STATE_SIZE: u64 = 8;
 /// Storage buffers the cull's compute stage binds.
 const CULL_STORAGE_BUFFERS: u32 = 8;
 
+/// What a view's cull pass is measured with: timestamps (a device with `TIMESTAMP_QUERY`) and a
+/// pipeline-statistics query of its compute invocations ([`crate::WorkQueries::cull`], a device with
+/// `PIPELINE_STATISTICS_QUERY`). The default measures nothing.
+#[derive(Clone, Debug, Default)]
+pub struct CullQueries<'a> {
+    /// Timestamps at the pass's start and end.
+    pub timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'a>>,
+    /// A query counting the pass's compute invocations.
+    pub statistics: Option<StatisticsQuery<'a>>,
+}
+
 /// One view's culling state and output: per handle index the instance's `TierState` word and generation
 /// (hysteresis), the visible slots bucket after bucket, the counters, and the indirect arguments of its draws.
 #[derive(Debug)]
@@ -154,7 +166,7 @@ pub struct CullView {
     counts: wgpu::Buffer,
     draw_slots: wgpu::Buffer,
     args: wgpu::Buffer,
-    draw_count: u32,
+    draws: Vec<DrawSlot>,
     group: Option<(wgpu::BindGroup, [u64; 5])>,
     uploads: Uploads,
 }
@@ -324,7 +336,7 @@ impl GpuCuller {
             counts,
             draw_slots,
             args,
-            draw_count: draws.len() as u32,
+            draws: draws.to_vec(),
             group: None,
             uploads: Uploads::new(4 << 10),
         })
@@ -347,7 +359,7 @@ impl GpuCuller {
     /// storage binding limit. Nothing is recorded then.
     #[expect(
         clippy::too_many_arguments,
-        reason = "the device, the encoder, the instances, the view, the camera, the clock, the view followed and the timestamps"
+        reason = "the device, the encoder, the instances, the view, the camera, the clock, the view followed and the queries"
     )]
     pub fn cull(
         &self,
@@ -358,7 +370,7 @@ impl GpuCuller {
         camera: &CullCamera,
         now: f32,
         follow: Option<&CullView>,
-        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+        queries: CullQueries<'_>,
     ) -> Result<()> {
         camera.validate()?;
         if !now.is_finite() {
@@ -418,7 +430,7 @@ impl GpuCuller {
         uniform.depth_plane = camera.depth_plane.to_array();
         uniform.proj_scale = camera.proj_scale;
         uniform.slot_count = slots;
-        uniform.draw_count = view.draw_count;
+        uniform.draw_count = view.draw_count();
         uniform.now = now;
         uniform.segment_clips = self.segment_clips;
         uniform.follow = u32::from(follow.is_some());
@@ -432,8 +444,11 @@ impl GpuCuller {
         let (x, y) = dispatch_size(slots, self.limits.workgroups);
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("crowd cull"),
-            timestamp_writes,
+            timestamp_writes: queries.timestamp_writes,
         });
+        if let Some(q) = queries.statistics {
+            pass.begin_pipeline_statistics_query(q.query_set, q.index);
+        }
         let pipelines = self.cache.cull();
         pass.set_bind_group(0, group, &[]);
         if x > 0 {
@@ -445,6 +460,9 @@ impl GpuCuller {
         if x > 0 {
             pass.set_pipeline(&pipelines.scatter);
             pass.dispatch_workgroups(x, y, 1);
+        }
+        if queries.statistics.is_some() {
+            pass.end_pipeline_statistics_query();
         }
         Ok(())
     }
@@ -548,7 +566,12 @@ impl CullView {
 
     /// The indirect draws the view writes each cull.
     pub fn draw_count(&self) -> u32 {
-        self.draw_count
+        self.draws.len() as u32
+    }
+
+    /// The view's draws, in the order of their indirect arguments.
+    pub fn draw_slots(&self) -> &[DrawSlot] {
+        &self.draws
     }
 
     /// Handle indices the view holds states for.

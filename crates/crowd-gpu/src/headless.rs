@@ -7,4 +7,5 @@ mod readback;
 
 pub use device::Gpu;
 pub use offscreen_target::{OFFSCREEN_COLOR_FORMAT, OFFSCREEN_DEPTH_FORMAT, OffscreenTarget};
+pub(crate) use readback::map_for_reading;
 pub use readback::read_texture_rgba8;

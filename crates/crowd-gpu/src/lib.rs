@@ -104,11 +104,12 @@ pub mod shaders;
 mod texture_upload;
 mod uniforms;
 mod upload;
+mod work;
 
 pub use asset::{AssetOptions, CrowdAsset};
 pub use debug_view::DebugView;
 pub use error::{Error, Result};
-pub use gpu_cull::{CULL_BUCKETS, CullView, DrawSlot, GpuCuller, HIDDEN_STATE, OUT_OF_SEGMENT};
+pub use gpu_cull::{CULL_BUCKETS, CullQueries, CullView, DrawSlot, GpuCuller, HIDDEN_STATE, OUT_OF_SEGMENT};
 pub use lighting::Lighting;
 pub use pipeline_cache::{CacheStats, PipelineCache};
 pub use procedural::{ProceduralFrame, ProceduralRenderer};
@@ -118,6 +119,7 @@ pub use renderer::{
     RenderPath, RendererConfig, ViewDesc,
 };
 pub use resident_buffer::{ResidentBuffer, ResidentUpdate};
+pub use work::{DrawTally, GpuWork, RENDER_STATISTICS, StatisticsQuery, WorkCounts, WorkQueries};
 
 // The crates whose types an engine names, so that it can depend on this crate alone (wgpu and glam at the versions
 // this crate uses).

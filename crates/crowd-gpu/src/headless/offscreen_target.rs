@@ -3,7 +3,7 @@
 
 use super::Gpu;
 use super::readback::{copy_rgba8, map_for_reading};
-use crate::{Error, Result};
+use crate::{Error, Result, WorkCounts, WorkQueries};
 
 /// The colour format of [`OffscreenTarget`]: 8-bit RGBA in sRGB, as PNG files store it.
 pub const OFFSCREEN_COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
@@ -128,6 +128,33 @@ impl OffscreenTarget {
         }
         gpu.queue.submit([encoder.finish()]);
         self.read_rgba8(gpu)
+    }
+
+    /// As [`OffscreenTarget::render_after`], with the pass counted by render query 0 of `queries` and every query of
+    /// `queries` resolved after it (cull queries included, when `encoder` holds the culls that wrote them): the
+    /// image and the counts.
+    ///
+    /// # Errors
+    ///
+    /// As [`OffscreenTarget::read_rgba8`] and [`WorkQueries::read`].
+    pub fn render_counted(
+        &self,
+        gpu: &Gpu,
+        mut encoder: wgpu::CommandEncoder,
+        clear: wgpu::Color,
+        queries: &WorkQueries,
+        draw: impl FnOnce(&mut wgpu::RenderPass<'_>),
+    ) -> Result<(Vec<u8>, WorkCounts)> {
+        {
+            let mut pass = self.begin_pass(&mut encoder, clear, None);
+            queries.begin_render(&mut pass, 0);
+            draw(&mut pass);
+            queries.end_render(&mut pass);
+        }
+        queries.resolve(&mut encoder);
+        gpu.queue.submit([encoder.finish()]);
+        let pixels = self.read_rgba8(gpu)?;
+        Ok((pixels, queries.read(&gpu.device)?))
     }
 
     /// As [`OffscreenTarget::render`], and the GPU time of the pass in milliseconds from timestamps when the

@@ -80,7 +80,7 @@ pub(super) fn copy_rgba8(
 
 /// Maps `buffer` for reading and waits until it is mapped, after everything submitted so far; `what` names it in
 /// errors.
-pub(super) fn map_for_reading(device: &wgpu::Device, buffer: &wgpu::Buffer, what: &'static str) -> Result<()> {
+pub(crate) fn map_for_reading(device: &wgpu::Device, buffer: &wgpu::Buffer, what: &'static str) -> Result<()> {
     let (sender, receiver) = std::sync::mpsc::channel();
     buffer.map_async(wgpu::MapMode::Read, .., move |r| drop(sender.send(r)));
     device.poll(wgpu::PollType::wait_indefinitely())?;

@@ -16,7 +16,7 @@ use skin_pack::PaletteFormat;
 
 use super::bind_groups::{entire, frame_group, whole};
 use super::{CrowdRenderer, Error, PlannedDraw, Result};
-use crate::gpu_cull::{ARGS_SIZE, CullView};
+use crate::gpu_cull::{ARGS_SIZE, CullQueries, CullView};
 use crate::pipeline_cache::TierPipelines;
 use crate::uniforms::{DRAW_UNIFORM_STRIDE, FrameUniform};
 use crate::upload::Uploads;
@@ -61,17 +61,17 @@ pub struct ViewDesc<'a> {
     /// GPU-driven path: take each instance's LOD, tier and rate from this view (prepared earlier for this frame), as
     /// shadow views do, instead of from this view's camera; visibility is this view's own.
     pub lod_from: Option<&'a PreparedView<'a>>,
-    /// Timestamps on the view's cull pass (GPU-driven path, a device with `TIMESTAMP_QUERY`).
-    pub timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'a>>,
+    /// Timestamps and statistics on the view's cull pass (GPU-driven path; none by default).
+    pub cull_queries: CullQueries<'a>,
 }
 
 impl<'a> ViewDesc<'a> {
-    /// A view of `camera` with its own levels and no timestamps.
+    /// A view of `camera` with its own levels and no queries.
     pub fn new(camera: FrameCamera) -> Self {
         Self {
             camera,
             lod_from: None,
-            timestamp_writes: None,
+            cull_queries: CullQueries::default(),
         }
     }
 
@@ -80,7 +80,7 @@ impl<'a> ViewDesc<'a> {
         Self {
             camera,
             lod_from: Some(lead),
-            timestamp_writes: None,
+            cull_queries: CullQueries::default(),
         }
     }
 }
@@ -198,7 +198,7 @@ impl<F: PaletteFormat + 'static> CrowdRenderer<F> {
                 &cull_camera,
                 g.now,
                 lead,
-                desc.timestamp_writes,
+                desc.cull_queries,
             )?;
         }
         let frame = FrameUniform::new(camera.view_proj(), &self.lighting, self.joints, self.view);

@@ -17,7 +17,16 @@ pub fn cull_now(
     now: f32,
 ) -> crowd_gpu::Result<()> {
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    culler.cull(&gpu.device, &mut encoder, resident, view, camera, now, None, None)?;
+    culler.cull(
+        &gpu.device,
+        &mut encoder,
+        resident,
+        view,
+        camera,
+        now,
+        None,
+        Default::default(),
+    )?;
     gpu.queue.submit([encoder.finish()]);
     Ok(())
 }
