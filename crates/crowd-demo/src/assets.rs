@@ -67,7 +67,25 @@ impl Assets {
     /// When the file does not import, has no skinned skeleton with a bound mesh and a clip, or a mesh cannot be
     /// packed or its texture decoded.
     pub fn load(path: &Path, spear: Option<&str>) -> Result<Self> {
+        Self::load_with_lods(path, spear, crowd_mesh::DEFAULT_LOD_TARGETS.len())
+    }
+
+    /// As [`Assets::load`], with the first `lod_levels` of [`crowd_mesh::DEFAULT_LOD_TARGETS`] (1 to all of them).
+    ///
+    /// # Errors
+    ///
+    /// As [`Assets::load`], and for `lod_levels` out of range.
+    pub fn load_with_lods(path: &Path, spear: Option<&str>, lod_levels: usize) -> Result<Self> {
         let started = Instant::now();
+        let targets = crowd_mesh::DEFAULT_LOD_TARGETS
+            .get(..lod_levels)
+            .filter(|t| !t.is_empty())
+            .with_context(|| {
+                format!(
+                    "{lod_levels} LOD levels: 1 to {} are defined",
+                    crowd_mesh::DEFAULT_LOD_TARGETS.len()
+                )
+            })?;
         let mut model = anim_pose::import_file(path).with_context(|| format!("cannot import {}", path.display()))?;
         let mut spear_mesh = None;
         if let Some(joint) = spear {
@@ -90,9 +108,9 @@ impl Assets {
                 if Some(i) == spear_mesh {
                     // A spear is a few dozen thin triangles that any simplification would erase: each LOD keeps
                     // them all (a target that rounds to every triangle repeats the full level).
-                    PackedMesh::with_lods(m, skeleton.skin_joint_count(), &SPEAR_LOD_TARGETS)
+                    PackedMesh::with_lods(m, skeleton.skin_joint_count(), &SPEAR_LOD_TARGETS[..targets.len()])
                 } else {
-                    PackedMesh::new(m, skeleton.skin_joint_count())
+                    PackedMesh::with_lods(m, skeleton.skin_joint_count(), targets)
                 }
             })
             .collect::<crowd_mesh::Result<_>>()?;

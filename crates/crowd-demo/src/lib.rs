@@ -87,6 +87,19 @@ pub struct Args {
     /// What the crowd shows at the start (keys 1 to 5 switch it in the window).
     #[arg(long, value_enum, default_value_t = View::Shaded)]
     pub view: View,
+    /// LOD levels of the character's meshes: the first N of `crowd_mesh::DEFAULT_LOD_TARGETS` (3 draws no far
+    /// level, as before they existed).
+    #[arg(long, default_value_t = crowd_mesh::DEFAULT_LOD_TARGETS.len(), value_parser = parse_lod_levels)]
+    pub lod_levels: usize,
+}
+
+/// `--lod-levels`: 1 to the number of default LOD targets.
+fn parse_lod_levels(s: &str) -> std::result::Result<usize, String> {
+    let max = crowd_mesh::DEFAULT_LOD_TARGETS.len();
+    match s.parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("'{s}': LOD levels are 1 to {max}")),
+    }
 }
 
 /// The crowd's debug views (`crowd_gpu::DebugView`).
@@ -156,7 +169,7 @@ pub fn run(args: &Args) -> Result<()> {
     println!("scene: {} ({})", args.scene_name(), scene.description);
     let model = args.model.clone().unwrap_or_else(assets::default_model);
     // The simulation thread shares the model and its character with the render thread.
-    let assets = Arc::new(Assets::load(&model, scene.spear.as_deref())?);
+    let assets = Arc::new(Assets::load_with_lods(&model, scene.spear.as_deref(), args.lod_levels)?);
     if args.headless || args.bench {
         return headless::run(args, &scene, &assets);
     }
@@ -231,5 +244,24 @@ pub fn start_camera(scene: &Scene, assets: &Assets, centre: Vec3, extent: f32) -
         fov_y: scene.camera.fov.to_radians(),
         scale: f.height,
         far: extent * 6.0 + f.height * 100.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lod_levels_are_one_to_the_default_targets() {
+        let max = crowd_mesh::DEFAULT_LOD_TARGETS.len();
+        assert_eq!(Args::parse_from(["crowd-demo"]).lod_levels, max);
+        assert_eq!(Args::parse_from(["crowd-demo", "--lod-levels", "3"]).lod_levels, 3);
+        let past = (max + 1).to_string();
+        for bad in ["0", past.as_str(), "x", "-1"] {
+            assert!(
+                Args::try_parse_from(["crowd-demo", "--lod-levels", bad]).is_err(),
+                "{bad}"
+            );
+        }
     }
 }

@@ -12,7 +12,7 @@ mod common;
 use common::driven::{SIZE, camera, crowd_of, renderer, scene};
 use common::images::{self, PrepareNow};
 use crowd_cull::{ClusterSettings, Handle};
-use crowd_frame::{ClipId, CrowdFrame, FrameSettings, Spawn};
+use crowd_frame::{ClipId, CrowdFrame, FrameCamera, FrameSettings, Spawn};
 use crowd_gpu::headless::{Gpu, OffscreenTarget};
 use crowd_gpu::{AssetOptions, CrowdAsset, CrowdRenderer, ViewDesc};
 use glam::Vec3;
@@ -125,8 +125,28 @@ fn one_view_drawn_twice_in_one_submission_draws_each_camera() {
         OffscreenTarget::new(&gpu.device, SIZE.0, SIZE.1).expect("a target"),
         OffscreenTarget::new(&gpu.device, SIZE.0, SIZE.1).expect("a target"),
     );
-    let alone = |cam| common::driven::view_image(&gpu, &r, &cam, &a);
-    let (first_alone, second_alone) = (alone(first), alone(second));
+    // Each camera alone, in its own submission, on a view that culled the cameras before it in the same order (a
+    // view keeps its hysteresis from camera to camera: an instance within a band of a level edge keeps the level the
+    // previous camera gave it).
+    let alone = |cameras: &[FrameCamera]| {
+        let mut view = r.create_view(&gpu.device).expect("a view");
+        let (last, before) = cameras.split_last().expect("a camera");
+        for cam in before {
+            let mut encoder = gpu.device.create_command_encoder(&Default::default());
+            r.prepare_view(&gpu.device, &mut encoder, &mut view, ViewDesc::new(*cam))
+                .expect("the view prepares");
+            gpu.queue.submit([encoder.finish()]);
+        }
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        let prepared = r
+            .prepare_view(&gpu.device, &mut encoder, &mut view, ViewDesc::new(*last))
+            .expect("the view prepares");
+        a.render_after(&gpu, encoder, wgpu::Color::TRANSPARENT, |pass| {
+            r.render_view(&prepared, pass)
+        })
+        .expect("renders")
+    };
+    let (first_alone, second_alone) = (alone(&[first]), alone(&[first, second]));
     // One view, two cameras, one encoder: prepare for the first, draw into `a`, prepare for the second, draw into
     // `b`. (Preparing both before drawing either does not compile: a prepared view borrows its view.)
     let mut view = r.create_view(&gpu.device).expect("a view");

@@ -23,10 +23,10 @@
 //! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/crowd_character.glb");
 //! let model = anim_pose::import_file(path)?;
 //! let packed = PackedMesh::new(&model.meshes[0], model.skeletons[0].skin_joint_count())?;
-//! assert_eq!(packed.lods.len(), 3);
+//! assert_eq!(packed.lods.len(), 5);
 //! // Screen sizes at which to switch levels so that each stays under a pixel at 1080 lines.
 //! let thresholds = lod_thresholds(&packed.lods, 1.0, 1080.0, 1.0, 0.1);
-//! assert_eq!(thresholds.len(), 2);
+//! assert_eq!(thresholds.len(), 4);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
