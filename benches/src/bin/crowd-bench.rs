@@ -71,6 +71,7 @@ const GROUPS: &[&str] = &[
     "crowd_gpu",
     "crowd_gpu_device",
     "gpu_driven",
+    "gpu_work",
     "baked",
     "baked_device",
     "bevy",
@@ -133,6 +134,12 @@ fn main() {
         && let Err(e) = crowd_benches::groups::crowd_gpu::run(args.quick, &mut figures)
     {
         eprintln!("error: crowd_gpu group: {e}");
+        std::process::exit(1);
+    }
+    if wants("gpu_work")
+        && let Err(e) = crowd_benches::groups::gpu_work::run(args.quick, &mut figures)
+    {
+        eprintln!("error: gpu_work group: {e}");
         std::process::exit(1);
     }
     if wants("gpu_driven")

@@ -7,6 +7,7 @@ pub mod crowd_cull;
 pub mod crowd_gpu;
 pub mod frame;
 pub mod gpu_driven;
+pub mod gpu_work;
 pub mod skin_pack_exchange;
 pub mod skin_pack_f16;
 pub mod skin_pack_flatten;
