@@ -1,11 +1,17 @@
-//! `cargo xtask bake MODEL --out FILE [--budget-mm X] [--formats bat,vat] [--sockets NAMES] [--dry-run]`: bakes a
-//! model's clips with `anim-bake` into a bake file, or (`--dry-run`) prints the plan, and prints the report.
+//! `cargo xtask bake MODEL --out FILE [--budget-mm X | --budget-relative F | --budget-px P --at-height PX]
+//! [--formats bat,vat] [--sockets NAMES] [--dry-run]`: bakes a model's clips with `anim-bake` into a bake file, or
+//! (`--dry-run`) prints the plan, and prints the report.
+//!
+//! Distances are printed in model units (metres for a model that follows glTF's convention), with the budget the
+//! options resolved to and what it was derived from.
 
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anim_bake::{BakeOptions, BakeReport, ClipCandidate, FormatPlan, Parts, Plan, Progress, Stage};
+use anim_bake::{
+    BakeOptions, BakeReport, Budget, ClipCandidate, FormatPlan, Miss, Parts, Plan, Progress, ResolvedBudget, Stage,
+};
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -15,8 +21,8 @@ pub struct Args<'a> {
     pub model: &'a Path,
     /// The bake file written (ignored with `dry_run`).
     pub out: Option<&'a Path>,
-    /// The vertex-error budget in millimetres.
-    pub budget_mm: f32,
+    /// The vertex-error budget.
+    pub budget: Budget,
     /// The parts, as `bat`, `vat` or both, comma-separated.
     pub formats: &'a str,
     /// Socket joint names, comma-separated (may be empty).
@@ -59,11 +65,78 @@ pub fn run(args: &Args<'_>) -> Result<()> {
     );
     if !report.within_budget() {
         eprintln!(
-            "warning: some clip misses the {} mm budget (see above)",
-            report.budget_mm
+            "warning: some clip misses the budget of {} (see above)",
+            budget_text(&report.budget)
         );
     }
     Ok(())
+}
+
+/// The budget of the command line's flags (at most one is given, as clap checks): `--budget-mm` in thousandths of
+/// a model unit, `--budget-relative` a fraction of the model's extent, `--budget-px` with `--at-height` as
+/// `(pixels, extent pixels)`; none gives the default, `Budget::Relative(1/1800)`.
+pub fn budget(mm: Option<f32>, relative: Option<f32>, pixels: Option<(f32, f32)>) -> Budget {
+    match (mm, relative, pixels) {
+        (Some(mm), _, _) => Budget::Absolute(mm * 1e-3),
+        (_, Some(f), _) => Budget::Relative(f),
+        (_, _, Some((error_px, extent_px))) => Budget::Pixels { error_px, extent_px },
+        _ => Budget::default(),
+    }
+}
+
+/// Parses `--budget-relative`: a number (`0.00055`) or a fraction `1/N` (`1/1800`).
+pub fn parse_fraction(s: &str) -> Result<f32, String> {
+    let value = match s.split_once('/') {
+        Some((a, b)) => {
+            let (a, b): (f32, f32) = (
+                a.trim().parse().map_err(|e| format!("'{a}': {e}"))?,
+                b.trim().parse().map_err(|e| format!("'{b}': {e}"))?,
+            );
+            a / b
+        }
+        None => s.trim().parse().map_err(|e| format!("'{s}': {e}"))?,
+    };
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(format!("'{s}' is not a positive fraction of the model's extent"))
+    }
+}
+
+/// A distance in model units with four significant digits.
+fn units(x: f32) -> String {
+    if !(x.is_finite() && x > 0.0) {
+        return format!("{x}");
+    }
+    let decimals = (3 - x.log10().floor() as i32).clamp(0, 12) as usize;
+    format!("{x:.decimals$}")
+}
+
+/// A fraction as `1/N` when it is one, else as a number.
+fn fraction(f: f32) -> String {
+    let n = (1.0 / f).round();
+    if n >= 1.0 && (1.0 / f - n).abs() <= 1e-4 * n {
+        format!("1/{n}")
+    } else {
+        format!("{f}")
+    }
+}
+
+/// The budget in model units and what it was derived from.
+pub fn budget_text(b: &ResolvedBudget) -> String {
+    let from = match b.budget {
+        Budget::Absolute(_) => "absolute".to_owned(),
+        Budget::Relative(f) => format!("{} of the model's extent, {} units", fraction(f), units(b.extent)),
+        Budget::Pixels { error_px, extent_px } => format!(
+            "{error_px} px where the model's extent, {} units, covers {extent_px} px",
+            units(b.extent)
+        ),
+    };
+    format!(
+        "{} model units ({from}; {} mm for a model in metres)",
+        units(b.distance),
+        units(b.distance * 1e3)
+    )
 }
 
 /// The bake options of the command line.
@@ -84,7 +157,7 @@ fn options(args: &Args<'_>) -> Result<BakeOptions> {
         .map(str::to_owned)
         .collect();
     let options = BakeOptions {
-        budget_mm: args.budget_mm,
+        budget: args.budget,
         parts,
         sockets,
         ..BakeOptions::default()
@@ -137,21 +210,25 @@ pub fn plan_text(plan: &Plan) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "plan for skeleton '{}': {} clips, {} vertices, {} skin joints, budget {} mm",
+        "plan for skeleton '{}': {} clips, {} vertices, {} skin joints",
         plan.skeleton,
         plan.clips.len(),
         plan.vertex_count,
         plan.skin_joint_count,
-        plan.budget_mm
+    );
+    let _ = writeln!(
+        s,
+        "budget {}; distances below are in model units",
+        budget_text(&plan.budget)
     );
     for c in &plan.clips {
         let _ = writeln!(
             s,
-            "  clip '{}': {:.3} s, {}, seam distance {:.3} mm",
+            "  clip '{}': {:.3} s, {}, seam distance {}",
             c.name,
             c.duration,
             if c.looping { "loops" } else { "does not loop" },
-            c.seam_distance * 1e3
+            units(c.seam_distance)
         );
     }
     fn part<F: std::fmt::Debug>(s: &mut String, name: &str, p: &anim_bake::PartPlan<F>, clips: &[String]) {
@@ -222,7 +299,7 @@ fn format_lines<F: std::fmt::Debug>(s: &mut String, f: &FormatPlan<F>, chosen: b
 
 fn candidate(c: &ClipCandidate) -> String {
     let mut t = format!(
-        "{} frames at {:.2} Hz, {} bytes, error {} {:.4} mm",
+        "{} frames at {:.2} Hz, {} bytes, error {} {}",
         c.intervals + 1,
         c.rate_hz,
         c.bytes,
@@ -231,18 +308,31 @@ fn candidate(c: &ClipCandidate) -> String {
         } else {
             "="
         },
-        c.predicted.distance * 1e3
+        units(c.predicted.distance)
     );
     if let Some(n) = c.predicted_normal {
         let _ = write!(t, ", normal {:.4} rad", n.distance);
     }
     if c.seam_jump > 0.0 {
-        let _ = write!(t, ", seam jump {:.4} mm", c.seam_jump * 1e3);
+        let _ = write!(t, ", seam jump {}", units(c.seam_jump));
     }
     if c.capped {
         t.push_str(", stopped where it costs more than a finer format");
     } else if !c.meets_budget {
         t.push_str(", MISSES the budget");
+        match c.miss {
+            Some(Miss::Rounding) => t.push_str(": the format's rounding at the stored frames exceeds it at any rate"),
+            Some(Miss::Quantization { bound }) => {
+                let _ = write!(
+                    t,
+                    ": the format's quantization alone may err {} at any rate",
+                    units(bound)
+                );
+            }
+            Some(Miss::Seam) => t.push_str(": the stored frames jump at the loop seam by more at any rate"),
+            Some(Miss::Rate) => t.push_str(" at the highest rate allowed"),
+            _ => {}
+        }
     }
     t
 }
@@ -252,8 +342,11 @@ pub fn report_text(report: &BakeReport) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "bake report: budget {} mm, BAT {:?}, VAT {:?}, {} bytes of data",
-        report.budget_mm, report.bat_format, report.vat_format, report.data_bytes
+        "bake report: budget {}, BAT {:?}, VAT {:?}, {} bytes of data; distances in model units",
+        budget_text(&report.budget),
+        report.bat_format,
+        report.vat_format,
+        report.data_bytes
     );
     for c in &report.clips {
         let _ = writeln!(s, "  clip '{}'{}:", c.name, if c.looping { " (loops)" } else { "" });
@@ -261,14 +354,14 @@ pub fn report_text(report: &BakeReport) -> String {
             let Some(p) = p else { continue };
             let _ = writeln!(
                 s,
-                "    {name}: {} frames at {:.2} Hz, largest error {:.4} mm at {:.4} s {} {}, seam jump {:.4} mm",
+                "    {name}: {} frames at {:.2} Hz, largest error {} at {:.4} s {} {}, seam jump {}",
                 p.frames,
                 p.rate_hz,
-                p.error.distance * 1e3,
+                units(p.error.distance),
                 p.error.time,
                 if name == "sockets" { "socket" } else { "vertex" },
                 p.error.vertex,
-                p.seam_jump * 1e3
+                units(p.seam_jump)
             );
         }
         if let Some(n) = c.vat_normal {
@@ -281,8 +374,9 @@ pub fn report_text(report: &BakeReport) -> String {
     }
     let _ = writeln!(
         s,
-        "largest error {:.4} mm: {}",
-        report.largest_error_mm(),
+        "largest error {} of {}: {}",
+        units(report.largest_error()),
+        units(report.budget.distance),
         if report.within_budget() {
             "within the budget"
         } else {
@@ -294,13 +388,15 @@ pub fn report_text(report: &BakeReport) -> String {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
     use super::*;
 
-    fn args<'a>(formats: &'a str, sockets: &'a str, budget_mm: f32) -> Args<'a> {
+    fn args<'a>(formats: &'a str, sockets: &'a str, budget: Budget) -> Args<'a> {
         Args {
             model: Path::new("model.glb"),
             out: None,
-            budget_mm,
+            budget,
             formats,
             sockets,
             dry_run: true,
@@ -309,15 +405,90 @@ mod tests {
 
     #[test]
     fn options_from_the_command_line() {
-        let o = options(&args("bat", " head, hand_r ", 2.0)).unwrap();
+        let o = options(&args("bat", " head, hand_r ", Budget::Absolute(0.002))).unwrap();
         assert_eq!(o.parts, Parts { bat: true, vat: false });
         assert_eq!(o.sockets, vec!["head".to_owned(), "hand_r".to_owned()]);
-        assert_eq!(o.budget_mm, 2.0);
-        let o = options(&args("bat,vat", "", 1.0)).unwrap();
+        assert_eq!(o.budget, Budget::Absolute(0.002));
+        let o = options(&args("bat,vat", "", Budget::default())).unwrap();
         assert_eq!(o.parts, Parts { bat: true, vat: true });
         assert!(o.sockets.is_empty());
-        assert!(options(&args("bat,gif", "", 1.0)).is_err());
-        assert!(options(&args("", "", 1.0)).is_err(), "nothing to bake");
-        assert!(options(&args("vat", "", -1.0)).is_err());
+        assert!(options(&args("bat,gif", "", Budget::default())).is_err());
+        assert!(options(&args("", "", Budget::default())).is_err(), "nothing to bake");
+        let e = options(&args("vat", "", Budget::Absolute(-1e-3))).unwrap_err();
+        assert!(format!("{e:#}").contains("budget (Absolute distance)"), "{e:#}");
+    }
+
+    /// The budget of `cargo xtask bake model.glb` with `flags`, or clap's refusal.
+    fn budget_of(flags: &[&str]) -> Result<Budget, clap::Error> {
+        let cli = crate::Cli::try_parse_from(["cargo xtask", "bake", "model.glb"].iter().chain(flags))?;
+        let crate::Cmd::Bake {
+            budget_mm,
+            budget_relative,
+            budget_px,
+            at_height,
+            ..
+        } = cli.command
+        else {
+            panic!("not the bake command");
+        };
+        Ok(budget(budget_mm, budget_relative, budget_px.zip(at_height)))
+    }
+
+    #[test]
+    fn budget_flags() {
+        assert_eq!(
+            budget_of(&[]).unwrap(),
+            Budget::Relative(anim_bake::DEFAULT_RELATIVE_BUDGET)
+        );
+        assert_eq!(budget_of(&["--budget-mm", "2"]).unwrap(), Budget::Absolute(2e-3));
+        assert_eq!(
+            budget_of(&["--budget-relative", "1/1000"]).unwrap(),
+            Budget::Relative(1e-3)
+        );
+        assert_eq!(
+            budget_of(&["--budget-relative", "0.002"]).unwrap(),
+            Budget::Relative(0.002)
+        );
+        assert_eq!(
+            budget_of(&["--budget-px", "0.5", "--at-height", "400"]).unwrap(),
+            Budget::Pixels {
+                error_px: 0.5,
+                extent_px: 400.0
+            }
+        );
+        for refused in [
+            &["--budget-mm", "1", "--budget-relative", "1/1800"][..],
+            &["--budget-px", "1"],
+            &["--at-height", "400"],
+            &["--budget-relative", "0"],
+            &["--budget-relative", "1/0"],
+            &["--budget-relative", "a/b"],
+        ] {
+            assert!(budget_of(refused).is_err(), "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn budgets_are_printed_in_model_units_with_their_origin() {
+        let b = Budget::default().resolve(173.0).unwrap();
+        assert_eq!(
+            budget_text(&b),
+            "0.09611 model units (1/1800 of the model's extent, 173.0 units; 96.11 mm for a model in metres)"
+        );
+        let b = Budget::Absolute(1e-3).resolve(1.8).unwrap();
+        assert_eq!(
+            budget_text(&b),
+            "0.001000 model units (absolute; 1.000 mm for a model in metres)"
+        );
+        let b = Budget::Pixels {
+            error_px: 1.0,
+            extent_px: 500.0,
+        }
+        .resolve(2.0)
+        .unwrap();
+        assert!(
+            budget_text(&b)
+                .starts_with("0.004000 model units (1 px where the model's extent, 2.000 units, covers 500 px")
+        );
     }
 }

@@ -6,8 +6,9 @@
 //! - `gen-assets`: regenerates `assets/crowd_character.glb` from our own code.
 //! - `inspect MODEL`: prints a glTF model's skeleton tree, clips (with the runtime clip's rate, memory and error),
 //!   skinned primitives and bounds; for a bake file, its header, clip, mesh and socket tables, formats and sizes.
-//! - `bake MODEL --out FILE [--budget-mm X] [--formats bat,vat] [--sockets NAMES] [--dry-run]`: bakes the model's
-//!   clips with `anim-bake` from a vertex-error budget and prints the report; `--dry-run` prints the plan.
+//! - `bake MODEL --out FILE [--budget-mm X | --budget-relative F | --budget-px P --at-height PX] [--formats bat,vat]
+//!   [--sockets NAMES] [--dry-run]`: bakes the model's clips with `anim-bake` from a vertex-error budget (by default
+//!   1/1800 of the model's extent) and prints the report; `--dry-run` prints the plan.
 //! - `skin MODEL --clip N --times LIST --out FILE [--path exact|runtime]`: world-space skinned vertex positions as
 //!   JSON, through the exact evaluator or the runtime clip and jobs.
 //! - `render MODEL --clip N --time T [--size PX] [--format f32|mat3x4-f16|qt-f16] --out FILE.png`: the model
@@ -65,9 +66,23 @@ enum Cmd {
         /// The bake file written (not needed with `--dry-run`).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// The largest vertex error, in millimetres (glTF units are metres).
-        #[arg(long, default_value_t = 1.0)]
-        budget_mm: f32,
+        /// The largest vertex error as an absolute distance, in thousandths of a model unit: millimetres for a
+        /// model in metres (glTF's convention), hundredths of a millimetre for one in centimetres. Without any
+        /// budget flag the budget is 1/1800 of the model's extent (1 mm on a 1.8 m character).
+        #[arg(long, value_name = "MM", group = "budget")]
+        budget_mm: Option<f32>,
+        /// The largest vertex error as a fraction of the model's extent (the longest side of the box of its rest
+        /// pose), written as a number or as `1/N`; the default is 1/1800.
+        #[arg(long, value_name = "F", group = "budget", value_parser = bake::parse_fraction)]
+        budget_relative: Option<f32>,
+        /// The largest vertex error in pixels on screen where the model's extent covers `--at-height` pixels:
+        /// budget = P / PX × extent.
+        #[arg(long, value_name = "P", group = "budget", requires = "at_height")]
+        budget_px: Option<f32>,
+        /// With `--budget-px`: the pixels the model's extent (a standing character's height) covers on screen where
+        /// the bake is seen largest, such as the distance where a crowd switches to the baked tier.
+        #[arg(long, value_name = "PX", requires = "budget_px")]
+        at_height: Option<f32>,
         /// The parts to bake: `bat`, `vat` or `bat,vat`.
         #[arg(long, default_value = "bat,vat")]
         formats: String,
@@ -149,13 +164,16 @@ fn run(cli: Cli) -> Result<()> {
             model,
             out,
             budget_mm,
+            budget_relative,
+            budget_px,
+            at_height,
             formats,
             sockets,
             dry_run,
         } => bake::run(&bake::Args {
             model: &model,
             out: out.as_deref(),
-            budget_mm,
+            budget: bake::budget(budget_mm, budget_relative, budget_px.zip(at_height)),
             formats: &formats,
             sockets: &sockets,
             dry_run,

@@ -265,7 +265,7 @@ mod tests {
         let model = anim_pose::import_file(&model_path).expect("imports");
         let options = anim_bake::BakeOptions {
             bat_format: Some(anim_bake::BatFormat::Mat3x4F16),
-            budget_mm: 2.0,
+            budget: anim_bake::Budget::Absolute(2e-3),
             ..anim_bake::BakeOptions::default()
         };
         let (bake, _) = anim_bake::bake(&model, &options, &|_| {}).expect("bakes");

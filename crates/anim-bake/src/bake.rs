@@ -11,7 +11,7 @@ use crate::report::{BakeReport, ClipReport, PartReport};
 use crate::source::{Skinned, Source};
 use crate::{
     BakeOptions, BakedBounds, BakedClip, BakedMesh, BatData, BatFormat, BoundsRecord, CLIP_LOOPING, ClipRecord, Error,
-    Progress, Result, SocketData, Stage, VatData, VatFormat, VatLayout, VatQuant,
+    Progress, ResolvedBudget, Result, SocketData, Stage, VatData, VatFormat, VatLayout, VatQuant,
 };
 
 /// The rates and formats of a bake: per part, the format and each clip's intervals.
@@ -34,9 +34,14 @@ pub(crate) struct Choice {
 /// `progress` is called from the calling thread and from rayon's workers as steps finish. The work runs on the
 /// current rayon pool (call it inside `ThreadPool::install` to choose the threads).
 ///
+/// The report's distances are in model units, measured against the budget the plan resolved
+/// (`BakeReport::budget`); the bake file records it in thousandths of a model unit (`Bake::budget_mm`: millimetres
+/// for a model in metres).
+///
 /// # Errors
 ///
-/// - [`Error::InvalidOption`] for an option out of range.
+/// - [`Error::InvalidOption`] for an option out of range, naming it.
+/// - [`Error::BudgetResolution`] for a relative or pixel budget on a model whose rest pose has no extent.
 /// - [`Error::NoSkin`], [`Error::NoClips`], [`Error::NoMeshes`], [`Error::NotFinite`], [`Error::JointOutOfRange`]
 ///   and anim-pose's validation errors for bad input.
 /// - [`Error::UnknownSocket`] for a socket name the skeleton lacks.
@@ -81,7 +86,7 @@ pub fn bake(
             .map(|p| Ok::<_, Error>((socket_joints(&source, options)?, chosen_intervals(p))))
             .transpose()?,
     };
-    encode(&source, options, &choice, progress)
+    encode(&source, options, plan.budget, &choice, progress)
 }
 
 /// The intervals of a clip of `duration` seconds at `hz`: `⌈duration · hz⌉`, at least 1, ignoring a relative excess
@@ -96,8 +101,8 @@ pub(crate) fn fixed_intervals(duration: f32, hz: f32) -> u32 {
 }
 
 /// Whether clip `c` loops: as forced by the options, or (`Looping::Auto`) when every vertex at the clip's duration
-/// is within the budget of itself at time 0.
-pub(crate) fn loops(source: &Source<'_>, c: usize, options: &BakeOptions) -> Result<bool> {
+/// is within `budget` (model units) of itself at time 0.
+pub(crate) fn loops(source: &Source<'_>, c: usize, options: &BakeOptions, budget: f32) -> Result<bool> {
     let clip = source.clips[c];
     if clip.duration <= 0.0 {
         return Ok(false);
@@ -105,7 +110,7 @@ pub(crate) fn loops(source: &Source<'_>, c: usize, options: &BakeOptions) -> Res
     match options.looping {
         Looping::Yes => Ok(true),
         Looping::No => Ok(false),
-        Looping::Auto => Ok(seam_distance(source, c)? <= options.budget_m()),
+        Looping::Auto => Ok(seam_distance(source, c)? <= budget),
     }
 }
 
@@ -117,7 +122,7 @@ pub(crate) fn seam_distance(source: &Source<'_>, c: usize) -> Result<f32> {
     source.skin(&pose.palette, &mut a)?;
     source.pose(c, source.clips[c].duration, &mut pose)?;
     source.skin(&pose.palette, &mut b)?;
-    Ok(largest_distance(&a.positions, &b.positions).0)
+    Ok(largest_distance(&a.positions, &b.positions)?.0)
 }
 
 /// The skeleton joints of the options' sockets.
@@ -356,10 +361,11 @@ fn socket_entry(m: &Affine3A) -> PaletteEntry {
     }
 }
 
-/// Encodes every part of `choice`, measures it and computes the bounds.
+/// Encodes every part of `choice`, measures it against `budget` and computes the bounds.
 pub(crate) fn encode(
     source: &Source<'_>,
     options: &BakeOptions,
+    budget: ResolvedBudget,
     choice: &Choice,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<(crate::Bake, BakeReport)> {
@@ -438,7 +444,7 @@ pub(crate) fn encode(
         clips.push(ClipReport {
             name: clip.name.clone(),
             looping: choice.looping[c],
-            budget_m: options.budget_m(),
+            budget: budget.distance,
             bat: bat_report,
             vat: vat_report,
             sockets: socket_report,
@@ -461,7 +467,7 @@ pub(crate) fn encode(
         .fold(0.0, f32::max);
     let bounds = compute_bounds(source, &records, segments, grow)?;
     let report = BakeReport {
-        budget_mm: options.budget_mm,
+        budget,
         bat_format: bat.as_ref().map(|b| b.format),
         vat_format: vat.as_ref().map(|v| v.format),
         clips,
@@ -469,7 +475,7 @@ pub(crate) fn encode(
     };
     let baked = crate::Bake {
         skeleton: source.skeleton.name.clone(),
-        budget_mm: options.budget_mm,
+        budget_mm: budget.distance * 1e3,
         clips: source
             .clips
             .iter()
@@ -524,7 +530,7 @@ fn measure_bat(source: &Source<'_>, c: usize, bat: &BatData) -> Result<PartRepor
                 source.skin(&pose.palette, exact)?;
                 bat.sample_palette(c, t, palette)?;
                 source.skin(palette, played)?;
-                let (d, v) = largest_distance(&played.positions, &exact.positions);
+                let (d, v) = largest_distance(&played.positions, &exact.positions)?;
                 Ok(ErrorAt {
                     distance: d,
                     time: local,
@@ -543,7 +549,7 @@ fn measure_bat(source: &Source<'_>, c: usize, bat: &BatData) -> Result<PartRepor
             }
             source.skin(&palette, out)?;
         }
-        largest_distance(&first.positions, &last.positions).0
+        largest_distance(&first.positions, &last.positions)?.0
     } else {
         0.0
     };
@@ -573,6 +579,12 @@ fn measure_vat(source: &Source<'_>, c: usize, vat: &VatData) -> Result<(PartRepo
                 for v in 0..n {
                     let (p, normal) = vat.sample(c, t, v)?;
                     let d = p.distance(exact.positions[v as usize]);
+                    if !d.is_finite() {
+                        return Err(Error::NotFinite {
+                            what: "played-back vertex",
+                            index: v as usize,
+                        });
+                    }
                     p_err = p_err.max(ErrorAt {
                         distance: d,
                         time: local,

@@ -65,6 +65,20 @@ pub enum Error {
         /// The rule it breaks.
         rule: &'static str,
     },
+    /// A budget resolves to no usable distance on this model: a relative or pixel budget on a model whose rest pose
+    /// has no finite extent, or a product that underflows to zero.
+    #[error(
+        "budget {budget:?} resolves to {distance} model units on a model whose rest pose is {extent} units across: \
+         a budget must be finite and positive (give an absolute budget)"
+    )]
+    BudgetResolution {
+        /// The budget as the options gave it.
+        budget: crate::Budget,
+        /// The model's extent, in model units (the longest side of its rest pose's box).
+        extent: f32,
+        /// The distance it resolved to, in model units.
+        distance: f32,
+    },
     /// A size computation overflows, or a count does not fit the file's 32-bit fields.
     #[error("{what} is too large")]
     TooLarge {

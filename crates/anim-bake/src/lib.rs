@@ -13,7 +13,7 @@
 //!
 //! # Rates and formats from an error budget
 //!
-//! [`BakeOptions::budget_mm`] bounds the distance between every played-back vertex and the same vertex skinned
+//! [`BakeOptions::budget`] bounds the distance between every played-back vertex and the same vertex skinned
 //! exactly (skin-pack's `skin_reference` on anim-pose's exact evaluation), at every stored frame, every midpoint
 //! between frames, every key time and the loop seam. [`plan`] (a dry run) finds, per part, the cheapest format and
 //! per clip the fewest uniform frames that keep that error within the budget, with the bytes, the predicted errors
@@ -21,6 +21,11 @@
 //! plays it back, in its [`BakeReport`]. `anim_pose::VirtualVertices` (the model-space error measure shared with
 //! runtime clips) bounds each joint's share of the error, so only the vertices of joints near the budget are
 //! skinned during the search.
+//!
+//! Distances are in the model's units. The budget is a [`Budget`]: an absolute distance, or (the default,
+//! [`DEFAULT_RELATIVE_BUDGET`]) a fraction of the model's extent, or pixels on screen at a given on-screen size, so
+//! that a model in centimetres gets the same budget, relative to its size, as one in metres. A plan resolves it once
+//! ([`ResolvedBudget`]) and reports every error it lists as a finite distance, or says why a format cannot be used.
 //!
 //! Every part has a clip table of [`ClipRecord`]s (first frame, frame count, rate, duration, looping, segments),
 //! `#[repr(C)]` and `Pod`, whose [`ClipRecord::frame_at`] is the CPU twin of the shader's frame lookup.
@@ -55,12 +60,13 @@
 //! // The palette of clip 0 at 0.25 s, as the GPU plays it back.
 //! let mut palette = vec![glam::Affine3A::IDENTITY; bat.joint_count as usize];
 //! bat.sample_palette(0, 0.25, &mut palette)?;
-//! println!("largest vertex error: {} mm", report.largest_error_mm());
+//! println!("largest vertex error: {} of {} model units", report.largest_error(), report.budget.distance);
 //! # Ok(())
 //! # }
 //! ```
 
 mod bake;
+mod budget;
 mod error;
 mod measure;
 mod options;
@@ -77,8 +83,9 @@ pub use bake_format::{
     CLIP_RECORD_SIZE, ClipRecord, DEFAULT_MAX_TEXTURE_WIDTH, FramePair, MAGIC, SECTION_ALIGN, SocketData, Texel,
     VERSION, VatData, VatFormat, VatLayout, VatQuant, affine_from_rows, mix_rows, quantize, vat_position_error_bound,
 };
+pub use budget::{Budget, DEFAULT_RELATIVE_BUDGET, ResolvedBudget};
 pub use error::{Error, Result};
 pub use measure::ErrorAt;
 pub use options::{BakeOptions, DeviceLimits, MIN_SEGMENTS, Parts, Progress, RateChoice, Stage};
-pub use plan::{ClipCandidate, FormatPlan, LimitCheck, PartPlan, Plan, PlannedClip, SocketFormat, plan};
+pub use plan::{ClipCandidate, FormatPlan, LimitCheck, Miss, PartPlan, Plan, PlannedClip, SocketFormat, plan};
 pub use report::{BakeReport, ClipReport, PartReport};

@@ -6,12 +6,12 @@ use rayon::prelude::*;
 
 use crate::quantize::angle_between;
 use crate::source::Source;
-use crate::{ClipRecord, Result};
+use crate::{ClipRecord, Error, Result};
 
 /// The largest error of a baked clip against the exact clip, and where it occurs.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ErrorAt {
-    /// The largest distance between a played-back and an exactly skinned vertex, in metres (model units).
+    /// The largest distance between a played-back and an exactly skinned vertex, in model units: finite.
     pub distance: f32,
     /// The clip time where it occurs, in seconds.
     pub time: f32,
@@ -56,6 +56,10 @@ impl Measured {
 /// The largest error of playing back `frames` with `record` (`first_frame` 0) against the exact clip at `times`,
 /// in parallel. Playback at `t` mixes the two frames around `t`; the exact clip is evaluated at the same clip time
 /// (wrapped or clamped as the GPU does).
+///
+/// # Errors
+///
+/// [`Error::NotFinite`] naming a played-back vertex whose distance is not finite; the source's errors.
 pub(crate) fn playback_error(
     source: &Source<'_>,
     clip: usize,
@@ -77,9 +81,15 @@ pub(crate) fn playback_error(
                 let (a, b) = (&frames.positions[i], &frames.positions[i + 1]);
                 for (v, exact) in skinned.positions.iter().enumerate() {
                     let d = (a[v] * (1.0 - f) + b[v] * f).distance(*exact);
-                    if d > m.position.distance || d.is_nan() {
+                    if !d.is_finite() {
+                        return Err(Error::NotFinite {
+                            what: "played-back vertex",
+                            index: v,
+                        });
+                    }
+                    if d > m.position.distance {
                         m.position = ErrorAt {
-                            distance: if d.is_nan() { f32::INFINITY } else { d },
+                            distance: d,
                             time: local,
                             vertex: v as u32,
                         };
@@ -130,10 +140,24 @@ pub(crate) fn check_times(source: &Source<'_>, clip: usize, record: &ClipRecord)
     times
 }
 
-/// The largest distance between the same vertex in two frames (the jump at a loop's seam).
-pub(crate) fn largest_distance(a: &[Vec3], b: &[Vec3]) -> (f32, u32) {
-    a.iter().zip(b).enumerate().fold((0.0, 0), |(best, at), (v, (p, q))| {
+/// The largest distance between the same vertex in two frames (the jump at a loop's seam), and the vertex.
+///
+/// # Errors
+///
+/// [`Error::NotFinite`] naming the first vertex whose distance is not finite.
+pub(crate) fn largest_distance(a: &[Vec3], b: &[Vec3]) -> Result<(f32, u32)> {
+    let mut best = (0.0, 0);
+    for (v, (p, q)) in a.iter().zip(b).enumerate() {
         let d = p.distance(*q);
-        if d > best { (d, v as u32) } else { (best, at) }
-    })
+        if !d.is_finite() {
+            return Err(Error::NotFinite {
+                what: "played-back vertex",
+                index: v,
+            });
+        }
+        if d > best.0 {
+            best = (d, v as u32);
+        }
+    }
+    Ok(best)
 }

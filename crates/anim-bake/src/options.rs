@@ -2,7 +2,7 @@
 
 use anim_pose::Looping;
 
-use crate::{BatFormat, DEFAULT_MAX_TEXTURE_WIDTH, Error, Result, VatFormat};
+use crate::{BatFormat, Budget, DEFAULT_MAX_TEXTURE_WIDTH, Error, Result, VatFormat};
 
 /// The fewest time segments a bake cuts each clip's bounds into: a policy of the baker (the file format and
 /// `Bake::validate` accept any count from 1), so that a culler's segment boxes are tighter than the clip's box.
@@ -62,8 +62,11 @@ pub struct Parts {
 pub struct BakeOptions {
     /// The skeleton (glTF skin) of the model to bake; its clips and the meshes its bindings draw are baked.
     pub skeleton: usize,
-    /// The largest vertex error against the exact clip, in millimetres (glTF units are metres). Default 1 mm.
-    pub budget_mm: f32,
+    /// The largest vertex error against the exact clip: an absolute distance in model units, a fraction of the
+    /// model's extent, or pixels on screen (see [`Budget`]). Default
+    /// `Budget::Relative(`[`DEFAULT_RELATIVE_BUDGET`](crate::DEFAULT_RELATIVE_BUDGET)`)`, 1/1800 of the model's
+    /// extent: 1 mm on a character 1.8 m tall, and the same share of any model in any units.
+    pub budget: Budget,
     /// The largest angle between a VAT normal and the exactly skinned one, in radians. Default 0.035 (2°): an
     /// 8-bit octahedral code turns a normal by at most 0.0167 rad, which leaves the rest for interpolation.
     pub normal_budget_rad: f32,
@@ -75,8 +78,9 @@ pub struct BakeOptions {
     pub vat_format: Option<VatFormat>,
     /// The joints whose transforms are baked as sockets, by name. Default none.
     pub sockets: Vec<String>,
-    /// How far from a socket's joint an attachment reaches, in metres: the socket's frame rate keeps points at
-    /// this distance within the budget. Default 0.5 m.
+    /// How far from a socket's joint an attachment reaches, in model units: the socket's frame rate keeps points at
+    /// this distance within the budget. Default 0.5 (metres, for a model in metres; it does not follow the model's
+    /// extent).
     pub socket_reach_m: f32,
     /// How each clip's frame rate is chosen. Default `Budget { min_hz: 1, max_hz: 120 }`.
     pub rate: RateChoice,
@@ -95,7 +99,7 @@ impl Default for BakeOptions {
     fn default() -> Self {
         Self {
             skeleton: 0,
-            budget_mm: 1.0,
+            budget: Budget::default(),
             normal_budget_rad: 0.035,
             parts: Parts { bat: true, vat: true },
             bat_format: None,
@@ -115,16 +119,12 @@ impl Default for BakeOptions {
 }
 
 impl BakeOptions {
-    /// The budget in metres.
-    pub fn budget_m(&self) -> f32 {
-        self.budget_mm * 1e-3
-    }
-
     /// Checks every option's range.
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidOption`] naming the first option out of range.
+    /// [`Error::InvalidOption`] naming the first option out of range (for the budget, its field: see
+    /// [`Budget::validate`]).
     pub fn validate(&self) -> Result<()> {
         let positive = |what: &'static str, v: f32| {
             if v.is_finite() && v > 0.0 {
@@ -137,7 +137,7 @@ impl BakeOptions {
                 })
             }
         };
-        positive("budget_mm", self.budget_mm)?;
+        self.budget.validate()?;
         positive("normal_budget_rad", self.normal_budget_rad)?;
         positive("socket_reach_m", self.socket_reach_m)?;
         match self.rate {

@@ -15,7 +15,7 @@ use self::search::Search;
 use crate::bake::{loops, seam_distance, socket_joints};
 use crate::measure::ErrorAt;
 use crate::source::Source;
-use crate::{BakeOptions, BatFormat, Error, Progress, Result, Stage, VatFormat, VatLayout};
+use crate::{BakeOptions, BatFormat, Error, Progress, ResolvedBudget, Result, Stage, VatFormat, VatLayout};
 
 /// The format of socket transforms: f32 3×4, the only one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -29,8 +29,9 @@ pub enum SocketFormat {
 pub struct Plan {
     /// The skeleton's name.
     pub skeleton: String,
-    /// The budget, in millimetres.
-    pub budget_mm: f32,
+    /// The budget: the distance in model units every part of every clip is held to, the model's extent and the
+    /// option it was resolved from.
+    pub budget: ResolvedBudget,
     /// The vertices measured (and baked in a VAT).
     pub vertex_count: u32,
     /// The skin's joints (palette entries per BAT frame).
@@ -58,7 +59,7 @@ pub struct PlannedClip {
     pub duration: f32,
     /// Whether it loops.
     pub looping: bool,
-    /// The largest distance between a vertex exactly skinned at time 0 and at the duration, in metres.
+    /// The largest distance between a vertex exactly skinned at time 0 and at the duration, in model units.
     pub seam_distance: f32,
 }
 
@@ -102,18 +103,43 @@ pub struct ClipCandidate {
     pub rate_hz: f32,
     /// The bytes of the clip's frames.
     pub bytes: u64,
-    /// The largest vertex error at these frames: for the chosen format, measured on every skinned vertex at every
-    /// check time (with where it occurs); for the others, the search's upper bound (virtual vertices, and the
-    /// skinned vertices of the joints whose bound passed the budget), with no time or vertex.
+    /// The largest vertex error at these frames, in model units, always finite: for the chosen format, measured on
+    /// every skinned vertex at every check time (with where it occurs); for the others, the search's upper bound
+    /// over every check time (virtual vertices, and the skinned vertices of the joints whose bound passed the
+    /// budget; for a VAT format, that of the f32 playback plus the format's position quantization bound on the
+    /// clip's box), with no time or vertex.
     pub predicted: ErrorAt,
     /// The chosen VAT format's measured largest normal angle in radians (as `distance`); `None` elsewhere.
     pub predicted_normal: Option<ErrorAt>,
-    /// The jump at the loop seam, in metres (0 for a clip that does not loop).
+    /// The jump at the loop seam, in model units (0 for a clip that does not loop).
     pub seam_jump: f32,
     /// True when the error, the normal angle and the seam jump are within their budgets.
     pub meets_budget: bool,
     /// True when the search stopped because more frames would no longer be cheaper than a format already found.
     pub capped: bool,
+    /// Why the candidate misses the budget, when it does and the search was not `capped`.
+    pub miss: Option<Miss>,
+}
+
+/// Why a clip misses the budget in a format. Where no rate helps, the candidate has the most frames the rate
+/// allows, where the error is least (or the count the search tried, where a cheaper format already meets the budget
+/// on the clip).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Miss {
+    /// No rate helps: the format's rounding at the stored frames already exceeds the budget (an f16 palette on a
+    /// model whose translations are large next to the budget, for example).
+    Rounding,
+    /// No rate helps: the VAT format's position quantization bound on the clip's box, `bound` model units, is at
+    /// least the budget.
+    Quantization {
+        /// The bound, in model units.
+        bound: f32,
+    },
+    /// No rate helps: the stored frames jump at the loop seam by more than the budget.
+    Seam,
+    /// The most frames the rate options allow (`max_hz`, or the fixed rate) still miss the budget.
+    Rate,
 }
 
 /// A device limit and what the plan needs of it.
@@ -170,6 +196,9 @@ fn vat_bytes(format: VatFormat, l: &VatLayout) -> u64 {
 /// the fewest uniform frames whose vertex error against the exact clip is within the budget; then the cheapest
 /// format over all clips. Nothing is encoded but what the measurements need.
 ///
+/// The budget is resolved first, once, to a distance in model units (`Plan::budget`): a relative or pixel budget
+/// scales with the model's extent, the longest side of its rest pose's box (see [`crate::Budget`]).
+///
 /// # The search
 ///
 /// A candidate (a clip, a format, a frame count) is checked at the stored frames, the midpoints between frames,
@@ -180,17 +209,23 @@ fn vat_bytes(format: VatFormat, l: &VatLayout) -> u64 {
 /// (skinning is linear in the matrices, so mixing two skinned frames equals skinning the mixed palettes) against the
 /// budget less the format's position quantization bound on the clip's box.
 ///
-/// When the stored frames or the seam alone miss the budget, no rate helps and the format is dropped for the clip.
-/// Otherwise the search predicts the count from the error's quadratic fall with the interval, gallops from there and
-/// bisects to a count that meets the budget with its neighbour below missing it; then it tries the counts whose
-/// frames land on the clip's key grid below it (a clip keyed at 30 Hz may meet the budget at 60 Hz and miss it at
-/// 59 Hz). The error falls with the frame count almost everywhere but not strictly, so this is the smallest found,
+/// When the stored frames or the seam alone miss the budget (or, for a VAT format, its quantization bound alone
+/// does), no rate helps: the candidate takes the most frames the rate allows, where its error is least (or keeps the
+/// count it tried where a cheaper format already meets the budget on the clip), with its upper bound over every
+/// check time and the reason ([`Miss`]). Otherwise the search predicts the count from the error's quadratic fall
+/// with the interval, gallops from there and bisects to a count that meets the budget with its neighbour below
+/// missing it; then it tries the counts whose frames land on the clip's key grid below it (a clip keyed at 30 Hz
+/// may meet the budget at 60 Hz and miss it at 59 Hz). The error falls with the frame count almost everywhere but not strictly, so this is the smallest found,
 /// not a proven minimum. Formats are searched finest first, each later one starting from the previous one's counts
 /// and stopping where it would no longer be cheaper on the clip (`ClipCandidate::capped`).
 ///
 /// The chosen format of each part is then measured on every skinned vertex (and, for a VAT, every normal) at every
 /// check time; a clip that misses the budget there gets more frames, a sixteenth at a time, until it meets it or
-/// reaches the rate limit.
+/// reaches the rate limit. When no format of a part meets the budget, the part takes the one whose worst clip
+/// misses it least, comparing the same upper bounds.
+///
+/// Every error the plan lists is finite: a format that cannot be used at all (a non-uniform scale for `QtF16`,
+/// palette values past the f16 range) is listed with `FormatPlan::unusable` and no clips.
 ///
 /// # Errors
 ///
@@ -207,6 +242,7 @@ pub(crate) fn plan_source(
     options: &BakeOptions,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Plan> {
+    let budget = options.budget.resolve(source.rest_extent()?)?;
     let clips = source
         .clips
         .iter()
@@ -215,7 +251,7 @@ pub(crate) fn plan_source(
             Ok(PlannedClip {
                 name: clip.name.clone(),
                 duration: clip.duration,
-                looping: loops(source, c, options)?,
+                looping: loops(source, c, options, budget.distance)?,
                 seam_distance: seam_distance(source, c)?,
             })
         })
@@ -233,7 +269,7 @@ pub(crate) fn plan_source(
             total,
         });
     };
-    let search = Search::new(source, options, &looping)?;
+    let search = Search::new(source, options, budget.distance, &looping)?;
     let bat = if options.parts.bat {
         Some(search.bat(&step)?)
     } else {
@@ -254,7 +290,7 @@ pub(crate) fn plan_source(
         u32::try_from(source.skeleton.skin_joint_count()).map_err(|_| Error::TooLarge { what: "skin joints" })?;
     let mut plan = Plan {
         skeleton: source.skeleton.name.clone(),
-        budget_mm: options.budget_mm,
+        budget,
         vertex_count,
         skin_joint_count,
         clips,

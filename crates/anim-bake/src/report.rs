@@ -1,12 +1,12 @@
 //! What a bake measured: each clip's largest vertex error against the exact clip, per part, and where it occurs.
 
-use crate::{BatFormat, ErrorAt, VatFormat};
+use crate::{BatFormat, ErrorAt, ResolvedBudget, VatFormat};
 
-/// The measured errors of a finished bake, from [`crate::bake`].
-#[derive(Clone, Debug, Default, PartialEq)]
+/// The measured errors of a finished bake, from [`crate::bake`]. Distances are in model units (see [`crate::Budget`]).
+#[derive(Clone, Debug, PartialEq)]
 pub struct BakeReport {
-    /// The budget, in millimetres.
-    pub budget_mm: f32,
+    /// The budget: its distance in model units, the model's extent and the option it was resolved from.
+    pub budget: ResolvedBudget,
     /// The BAT's format, when the bake has a BAT.
     pub bat_format: Option<BatFormat>,
     /// The VAT's format, when the bake has a VAT.
@@ -23,14 +23,19 @@ impl BakeReport {
         self.clips.iter().all(ClipReport::within_budget)
     }
 
-    /// The largest vertex error over every clip and part, in millimetres.
-    pub fn largest_error_mm(&self) -> f32 {
+    /// The largest vertex error over every clip and part, in model units.
+    pub fn largest_error(&self) -> f32 {
         self.clips
             .iter()
             .flat_map(|c| [c.bat, c.vat, c.sockets])
             .flatten()
-            .map(|p| p.error.distance * 1e3)
+            .map(|p| p.error.distance)
             .fold(0.0, f32::max)
+    }
+
+    /// [`BakeReport::largest_error`] in thousandths of a model unit: millimetres for a model in metres.
+    pub fn largest_error_mm(&self) -> f32 {
+        self.largest_error() * 1e3
     }
 }
 
@@ -41,8 +46,8 @@ pub struct ClipReport {
     pub name: String,
     /// Whether the clip loops.
     pub looping: bool,
-    /// The budget, in metres.
-    pub budget_m: f32,
+    /// The budget, in model units.
+    pub budget: f32,
     /// The BAT's measurement, when the bake has a BAT.
     pub bat: Option<PartReport>,
     /// The VAT's measurement, when the bake has a VAT.
@@ -59,7 +64,7 @@ impl ClipReport {
         [self.bat, self.vat, self.sockets]
             .iter()
             .flatten()
-            .all(|p| p.error.distance <= self.budget_m && p.seam_jump <= self.budget_m)
+            .all(|p| p.error.distance <= self.budget && p.seam_jump <= self.budget)
     }
 }
 
@@ -72,7 +77,7 @@ pub struct PartReport {
     pub rate_hz: f32,
     /// The largest distance between played-back and exactly skinned vertices, and where.
     pub error: ErrorAt,
-    /// For a looping clip, the largest distance between a vertex at the last stored frame and at frame 0: the jump
-    /// when playback wraps (0 for a clip that does not loop).
+    /// For a looping clip, the largest distance between a vertex at the last stored frame and at frame 0, in model
+    /// units: the jump when playback wraps (0 for a clip that does not loop).
     pub seam_jump: f32,
 }

@@ -1,7 +1,7 @@
 //! The exact reference a bake is measured against: a skeleton's clips evaluated by anim-pose's exact glTF
 //! evaluator, converted to instance-space skinning palettes and skinned by skin-pack's CPU reference skinning.
 
-use anim_pose::{Clip, Model, Skeleton, SkinnedMesh, Transform};
+use anim_pose::{Aabb, Clip, Model, Skeleton, SkinnedMesh, Transform};
 use glam::{Affine3A, Mat4, Vec3};
 use skin_pack::{SkinInput, SkinOutput, palette_from_model, skin_reference};
 
@@ -151,6 +151,28 @@ impl<'m> Source<'m> {
     pub fn pose<'s>(&self, clip: usize, t: f32, scratch: &'s mut PoseScratch) -> Result<&'s [Affine3A]> {
         let c = self.clips[clip];
         c.sample_local_pose(self.skeleton, t.clamp(0.0, c.duration), &mut scratch.local)?;
+        self.palette_of_local(scratch)?;
+        Ok(&scratch.model)
+    }
+
+    /// The model's extent, in model units: the longest side of the axis-aligned box of every mesh's vertices skinned
+    /// in the skeleton's rest pose, in instance space (root transform applied). Zero when the vertices coincide; not
+    /// finite when the pose overflows.
+    ///
+    /// # Errors
+    ///
+    /// As [`Source::pose`].
+    pub fn rest_extent(&self) -> Result<f32> {
+        let mut scratch = self.pose_scratch();
+        scratch.local.copy_from_slice(&self.skeleton.rest_pose);
+        self.palette_of_local(&mut scratch)?;
+        let mut skinned = self.skinned();
+        self.skin(&scratch.palette, &mut skinned)?;
+        Ok(Aabb::from_points(&skinned.positions).size().max_element())
+    }
+
+    /// Fills `scratch`'s model-space joints and instance-space palette from its local pose.
+    fn palette_of_local(&self, scratch: &mut PoseScratch) -> Result<()> {
         self.skeleton.local_to_model(&scratch.local, &mut scratch.model4)?;
         for (a, m) in scratch.model.iter_mut().zip(&scratch.model4) {
             *a = Affine3A::from_mat4(*m);
@@ -162,7 +184,7 @@ impl<'m> Source<'m> {
                 index: j,
             });
         }
-        Ok(&scratch.model)
+        Ok(())
     }
 
     /// Skins every mesh with `palette` into `out`.

@@ -3,7 +3,7 @@
 
 mod common;
 
-use anim_bake::{BakeOptions, BatFormat, Error, Parts, RateChoice, bake, plan};
+use anim_bake::{BakeOptions, BatFormat, Budget, Error, Parts, RateChoice, bake, plan};
 use anim_pose::Model;
 use glam::Vec3;
 
@@ -136,11 +136,11 @@ fn options_out_of_range() {
     let m = model();
     for options in [
         BakeOptions {
-            budget_mm: f32::NAN,
+            budget: Budget::Absolute(f32::NAN),
             ..quick()
         },
         BakeOptions {
-            budget_mm: 0.0,
+            budget: Budget::Relative(0.0),
             ..quick()
         },
         BakeOptions {

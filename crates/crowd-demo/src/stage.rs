@@ -385,12 +385,15 @@ pub fn msaa_samples(adapter: &wgpu::Adapter, format: wgpu::TextureFormat) -> u32
     }
 }
 
-/// Bakes the model's clips (bone and vertex animation, within the default 1 mm budget) for the baked and VAT tiers.
+/// Bakes the model's clips (bone and vertex animation, within the default budget, 1/1800 of the model's extent) for
+/// the baked and VAT tiers.
 fn bake(device: &wgpu::Device, queue: &wgpu::Queue, renderer: &mut CrowdRenderer, assets: &Assets) -> Result<()> {
     let started = Instant::now();
     let options = anim_bake::BakeOptions {
         // The renderer's palettes are f32 3x4: the bone-animation bake must be too.
         bat_format: Some(anim_bake::BatFormat::F32),
+        // Relative to the model's size (1 mm on a 1.8 m character), so that a model in any units meets it.
+        budget: anim_bake::Budget::Relative(anim_bake::DEFAULT_RELATIVE_BUDGET),
         ..anim_bake::BakeOptions::default()
     };
     let (bake, report) = anim_bake::bake(&assets.model, &options, &|_| {})?;
@@ -399,12 +402,15 @@ fn bake(device: &wgpu::Device, queue: &wgpu::Queue, renderer: &mut CrowdRenderer
     };
     renderer.set_bake(device, queue, &bake, &assets.model_meshes)?;
     println!(
-        "bake: {} clips in {:.1} s; bone animation {} KiB, vertex animation {} KiB, largest vertex error {:.2} mm",
+        "bake: {} clips in {:.1} s; bone animation {} KiB, vertex animation {} KiB, largest vertex error {:.3e} \
+         model units (budget {:.3e}, 1/{:.0} of the model's extent)",
         bake.clips.len(),
         started.elapsed().as_secs_f64(),
         bat.byte_len() / 1024,
         vat.byte_len() / 1024,
-        report.largest_error_mm()
+        report.largest_error(),
+        report.budget.distance,
+        report.budget.extent / report.budget.distance
     );
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::Miss;
 use crate::Result;
 
 /// Whether a candidate meets the budget; `Hopeless` when the stored frames or the loop seam alone miss it, which no
@@ -18,7 +19,9 @@ pub(super) enum Verdict {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Outcome {
     pub(super) verdict: Verdict,
-    /// An upper bound of the largest vertex error (exact where vertices were skinned).
+    /// Why no rate helps, for a `Hopeless` verdict.
+    pub(super) why: Option<Miss>,
+    /// An upper bound of the largest vertex error over every check time (exact where vertices were skinned).
     pub(super) bound: f32,
     /// An upper bound of the seam jump.
     pub(super) seam_jump: f32,
@@ -33,6 +36,10 @@ pub(super) struct Found {
 
 /// The smallest interval count in `lo..=hi` that `measure` finds within `threshold`, starting from `guess` (see
 /// [`plan`](super::plan)). `capped_hi` tells whether `hi` is a cap below the rate limit.
+///
+/// A `Hopeless` candidate ends the search: no count meets the threshold, and `hi` has the least error, so the
+/// search returns `hi`'s outcome; where `hi` is a cap (a cheaper format already meets the budget, so this one is
+/// not chosen), it keeps the hopeless count and saves the probe.
 pub(super) fn search(
     lo: u32,
     hi: u32,
@@ -62,11 +69,7 @@ pub(super) fn search(
     let guess = guess.clamp(lo, hi);
     let first = probe(guess, &mut memo)?;
     if first.verdict == Verdict::Hopeless {
-        return Ok(Found {
-            intervals: guess,
-            outcome: first,
-            capped: false,
-        });
+        return give_up(guess, first, capped_hi, || Ok((hi, probe(hi, &mut memo)?)));
     }
     // Interpolation error falls with the square of the interval: predict the count that meets 90% of the budget.
     let mut n = {
@@ -108,11 +111,7 @@ pub(super) fn search(
                 break;
             }
             if o.verdict == Verdict::Hopeless {
-                return Ok(Found {
-                    intervals: q,
-                    outcome: o,
-                    capped: false,
-                });
+                return give_up(q, o, capped_hi, || Ok((hi, probe(hi, &mut memo)?)));
             }
             n = q;
             step = step.saturating_mul(2);
@@ -139,6 +138,31 @@ pub(super) fn search(
         let mid = fail + (pass - fail) / 2;
         probe(mid, &mut memo)?;
     }
+}
+
+/// The search's answer once count `n` is hopeless (`o`): `n` where the search's top is a cap, else the top count
+/// and its outcome from `probe_top`, with the reason no rate helps.
+fn give_up(n: u32, o: Outcome, capped: bool, probe_top: impl FnOnce() -> Result<(u32, Outcome)>) -> Result<Found> {
+    if capped {
+        return Ok(Found {
+            intervals: n,
+            outcome: o,
+            capped: false,
+        });
+    }
+    let (top, last) = probe_top()?;
+    Ok(Found {
+        intervals: top,
+        // Rounding varies a little with the count: the top count's stored frames may just meet the threshold.
+        outcome: match last.verdict {
+            Verdict::Meets => last,
+            _ => Outcome {
+                why: last.why.or(o.why),
+                ..last
+            },
+        },
+        capped: false,
+    })
 }
 
 /// The interval counts of a clip whose frames land on its key times, when its keys lie on a uniform grid of `k`

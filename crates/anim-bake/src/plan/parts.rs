@@ -9,7 +9,7 @@ use skin_pack::{F16Kind, QT_F16_SCALE_TOLERANCE, choose_f16_format};
 
 use super::count_search::{Outcome, Verdict};
 use super::search::{Search, lerp_affine};
-use super::{FormatPlan, PartPlan, SocketFormat, best_meeting, choose_part, format_plan, unusable};
+use super::{FormatPlan, Miss, PartPlan, SocketFormat, best_meeting, choose_part, format_plan, unusable};
 use crate::bake::skin_frames;
 use crate::measure::{ErrorAt, FrameVertices, Measured, check_times, largest_distance, playback_error};
 use crate::{BatFormat, Error, Result, VatFormat, VatQuant, vat_position_error_bound};
@@ -25,7 +25,7 @@ impl Search<'_> {
         };
         let uniform = choose_f16_format(source.skeleton, source.clips.iter().copied(), QT_F16_SCALE_TOLERANCE);
         let joints = source.skeleton.skin_joint_count() as u64;
-        let thresholds = vec![self.options.budget_m(); source.clips.len()];
+        let thresholds = vec![self.budget; source.clips.len()];
         let mut plans: Vec<FormatPlan<BatFormat>> = Vec::new();
         for format in formats {
             if format == BatFormat::QtF16 && uniform != F16Kind::QtF16 {
@@ -73,7 +73,7 @@ impl Search<'_> {
             )
             .collect::<Result<_>>()?;
         let seam_jump = if record.is_looping() {
-            largest_distance(&positions[0], &positions[positions.len() - 1]).0
+            largest_distance(&positions[0], &positions[positions.len() - 1])?.0
         } else {
             0.0
         };
@@ -87,6 +87,10 @@ impl Search<'_> {
 
     /// The VAT part: every format, finest first, searched as the f32 BAT with the budget less the format's position
     /// bound on the clip's box; then the cheapest that meets the budget, whose counts get the full measurement.
+    ///
+    /// A candidate's predicted error is the f32 playback's bound plus the quantization bound. Where the quantization
+    /// bound alone is at least the budget, no rate helps ([`Miss::Quantization`]): the f32 playback is still bounded,
+    /// pruned at the budget, so that the format's error is a finite bound too.
     pub(super) fn vat(&self, step: &(dyn Fn() + Sync)) -> Result<PartPlan<VatFormat>> {
         let formats: Vec<VatFormat> = match self.options.vat_format {
             Some(f) => vec![f],
@@ -100,13 +104,25 @@ impl Search<'_> {
         for format in formats {
             let previous = best_meeting(&plans).map(|p| p.clips.as_slice());
             let frame_bytes = vertices * format.bytes_per_vertex() as u64;
-            let thresholds: Vec<f32> = boxes
+            let quantization: Vec<f32> = boxes
                 .iter()
-                .map(|b| self.options.budget_m() - vat_position_error_bound(format, b.min, b.max))
+                .map(|b| vat_position_error_bound(format, b.min, b.max))
                 .collect();
-            let p = self.format(format, frame_bytes, &thresholds, previous, |c, n| {
-                self.probe(c, n, BatFormat::F32, thresholds[c])
+            let thresholds: Vec<f32> = quantization.iter().map(|q| self.budget - q).collect();
+            let mut p = self.format(format, frame_bytes, &thresholds, previous, |c, n| {
+                if thresholds[c] > 0.0 {
+                    return self.probe(c, n, BatFormat::F32, thresholds[c]);
+                }
+                let o = self.probe(c, n, BatFormat::F32, self.budget)?;
+                Ok(Outcome {
+                    verdict: Verdict::Hopeless,
+                    why: Some(Miss::Quantization { bound: quantization[c] }),
+                    ..o
+                })
             })?;
+            for (cand, q) in p.clips.iter_mut().zip(&quantization) {
+                cand.predicted.distance += q;
+            }
             plans.push(p);
         }
         let mut part = choose_part(plans);
@@ -165,7 +181,7 @@ impl Search<'_> {
             fv.normals.push(ns);
         }
         let seam_jump = if record.is_looping() {
-            largest_distance(&fv.positions[0], &fv.positions[fv.positions.len() - 1]).0
+            largest_distance(&fv.positions[0], &fv.positions[fv.positions.len() - 1])?.0
         } else {
             0.0
         };
@@ -177,7 +193,7 @@ impl Search<'_> {
     pub(super) fn sockets(&self, joints: &[u16], step: &(dyn Fn() + Sync)) -> Result<PartPlan<SocketFormat>> {
         let frame_bytes = joints.len() as u64 * 48;
         let cubes = VirtualVertices::cubes(joints.len(), self.options.socket_reach_m);
-        let thresholds = vec![self.options.budget_m(); self.source.clips.len()];
+        let thresholds = vec![self.budget; self.source.clips.len()];
         let p = self.format(SocketFormat::F32, frame_bytes, &thresholds, None, |c, n| {
             self.measure_sockets(c, n, joints, &cubes)
         })?;
@@ -231,11 +247,12 @@ impl Search<'_> {
             )
             .try_reduce(ErrorAt::default, |a, b| Ok(a.max(b)))?;
         Ok(Outcome {
-            verdict: if error.distance <= self.options.budget_m() {
+            verdict: if error.distance <= self.budget {
                 Verdict::Meets
             } else {
                 Verdict::Misses
             },
+            why: None,
             bound: error.distance,
             seam_jump: 0.0,
         })

@@ -8,11 +8,11 @@ use rayon::prelude::*;
 use skin_pack::skin_positions_reference;
 
 use super::count_search::{Found, Outcome, Verdict, aligned_counts, search};
-use super::{ClipCandidate, FormatPlan, format_plan};
+use super::{ClipCandidate, FormatPlan, Miss, format_plan};
 use crate::bake::fixed_intervals;
 use crate::measure::{ErrorAt, Measured, check_times, largest_distance};
 use crate::source::{PoseScratch, Source};
-use crate::{BakeOptions, BatFormat, CLIP_LOOPING, ClipRecord, RateChoice, Result, affine_from_rows};
+use crate::{BakeOptions, BatFormat, CLIP_LOOPING, ClipRecord, Error, RateChoice, Result, affine_from_rows};
 
 /// The rate every search starts from, in Hz, before it predicts a better one.
 const FIRST_GUESS_HZ: f32 = 30.0;
@@ -57,6 +57,8 @@ impl Compared {
 pub(super) struct Search<'a> {
     pub(super) source: &'a Source<'a>,
     pub(super) options: &'a BakeOptions,
+    /// The resolved budget, in model units.
+    pub(super) budget: f32,
     pub(super) looping: &'a [bool],
     /// The virtual vertices of every skin joint (bind-space boxes of the vertices it moves).
     pub(super) virtual_vertices: VirtualVertices,
@@ -65,7 +67,12 @@ pub(super) struct Search<'a> {
 }
 
 impl<'a> Search<'a> {
-    pub(super) fn new(source: &'a Source<'a>, options: &'a BakeOptions, looping: &'a [bool]) -> Result<Self> {
+    pub(super) fn new(
+        source: &'a Source<'a>,
+        options: &'a BakeOptions,
+        budget: f32,
+        looping: &'a [bool],
+    ) -> Result<Self> {
         let mut joint_vertices = vec![Vec::new(); source.skeleton.skin_joint_count()];
         for (v, (joints, weights)) in source.joints.iter().zip(&source.weights).enumerate() {
             for (&j, &w) in joints.iter().zip(weights) {
@@ -78,6 +85,7 @@ impl<'a> Search<'a> {
         Ok(Self {
             source,
             options,
+            budget,
             looping,
             virtual_vertices: VirtualVertices::from_meshes(source.skeleton, &source.meshes)?,
             joint_vertices,
@@ -101,6 +109,10 @@ impl<'a> Search<'a> {
 
     /// Compares two palettes: per joint on its virtual vertices, and on the skinned vertices of the joints whose
     /// bound passes `threshold` (the other vertices move no more than their joints' bounds).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotFinite`] naming a skinned vertex whose distance is not finite (a palette that overflows).
     fn compare(&self, a: &[Affine3A], b: &[Affine3A], threshold: f32, s: &mut Scratch) -> Result<Compared> {
         s.epoch = s.epoch.wrapping_add(1);
         if s.epoch == 0 {
@@ -142,8 +154,15 @@ impl<'a> Search<'a> {
         s.out_b.resize(s.hot.len(), Vec3::ZERO);
         skin_positions_reference(a, &s.positions, &s.joints, &s.weights, &mut s.out_a)?;
         skin_positions_reference(b, &s.positions, &s.joints, &s.weights, &mut s.out_b)?;
-        let hot = largest_distance(&s.out_a, &s.out_b).0;
-        let hot = if hot.is_nan() { f32::INFINITY } else { hot };
+        let hot = largest_distance(&s.out_a, &s.out_b)
+            .map_err(|e| match e {
+                Error::NotFinite { what, index } => Error::NotFinite {
+                    what,
+                    index: s.hot[index] as usize,
+                },
+                e => e,
+            })?
+            .0;
         Ok(Compared {
             bound: cold.max(hot),
             meets: hot <= threshold,
@@ -262,6 +281,11 @@ impl<'a> Search<'a> {
             seam_jump: o.seam_jump,
             meets_budget: o.verdict == Verdict::Meets,
             capped,
+            miss: match o.verdict {
+                Verdict::Meets => None,
+                _ if capped => None,
+                _ => Some(o.why.unwrap_or(Miss::Rate)),
+            },
         }
     }
 
@@ -322,40 +346,39 @@ impl<'a> Search<'a> {
             .try_reduce(|| Compared::NONE, |a, b| Ok(a.and(b)))
     }
 
-    /// Probes clip `c` at `n` intervals in `format` against `threshold`: the stored frames (quantization alone),
-    /// the loop seam, then every other check time.
+    /// Probes clip `c` at `n` intervals in `format` against `threshold` (positive): the stored frames (rounding
+    /// alone), the loop seam, then every other check time. The bound covers every check time, also when the stored
+    /// frames or the seam already miss the threshold (`Verdict::Hopeless`: no rate helps), so that it is an upper
+    /// bound of the candidate's error whatever the verdict.
     pub(super) fn probe(&self, c: usize, n: u32, format: BatFormat, threshold: f32) -> Result<Outcome> {
-        let hopeless = |bound: f32, seam_jump: f32| Outcome {
-            verdict: Verdict::Hopeless,
-            bound,
-            seam_jump,
-        };
-        if threshold <= 0.0 {
-            return Ok(hopeless(f32::INFINITY, 0.0));
-        }
+        debug_assert!(threshold > 0.0, "a probe's threshold is positive");
         let record = self.record(c, n);
         let frames = self.frames(c, n, format)?;
         let frame_times: Vec<f32> = (0..=n).map(|k| record.frame_time(k)).collect();
         let at_frames = self.pruned(c, &record, &frames, &frame_times, threshold)?;
-        if !at_frames.meets {
-            return Ok(hopeless(at_frames.bound, 0.0));
-        }
         let seam = if record.is_looping() {
             let mut s = self.scratch();
             self.compare(&frames[n as usize], &frames[0], threshold, &mut s)?
         } else {
             Compared::NONE
         };
-        if !seam.meets {
-            return Ok(hopeless(at_frames.bound, seam.bound));
-        }
         let others: Vec<f32> = check_times(self.source, c, &record)
             .into_iter()
             .filter(|t| frame_times.binary_search_by(|f| f.total_cmp(t)).is_err())
             .collect();
         let between = self.pruned(c, &record, &frames, &others, threshold)?;
+        let (verdict, why) = if !at_frames.meets {
+            (Verdict::Hopeless, Some(Miss::Rounding))
+        } else if !seam.meets {
+            (Verdict::Hopeless, Some(Miss::Seam))
+        } else if between.meets {
+            (Verdict::Meets, None)
+        } else {
+            (Verdict::Misses, None)
+        };
         Ok(Outcome {
-            verdict: if between.meets { Verdict::Meets } else { Verdict::Misses },
+            verdict,
+            why,
             bound: at_frames.bound.max(between.bound),
             seam_jump: seam.bound,
         })
@@ -372,7 +395,7 @@ impl<'a> Search<'a> {
         mut measure: impl FnMut(u32) -> Result<(Measured, f32)>,
     ) -> Result<()> {
         let (_, hi, _) = self.range(c);
-        let budget = self.options.budget_m();
+        let budget = self.budget;
         let mut n = cand.intervals;
         loop {
             let (m, seam_jump) = measure(n)?;
@@ -389,6 +412,7 @@ impl<'a> Search<'a> {
                     seam_jump,
                     meets_budget: meets,
                     capped: cand.capped,
+                    miss: if meets { None } else { cand.miss.or(Some(Miss::Rate)) },
                 };
                 return Ok(());
             }
