@@ -230,6 +230,31 @@ fn the_draw_calls_do_not_depend_on_the_crowd_but_what_they_draw_does() {
         );
     }
     assert_eq!(calls[0], calls[1], "draw calls for 16 and 2,400 instances");
+    let s = scene(4, 4);
+    let indirect = (s.meshes.len() * s.meshes[0].lods.len() * crowd_cull::limits::TIER_COUNT) as u32;
+    assert_eq!(calls[0], indirect, "nothing is unique: the indirect draws alone");
+
+    // With the nearest instances unique, the CPU-drawn records add one draw per non-empty packet draw and mesh.
+    let (mut crowd, _, mut r) = common::driven::tiered_crowd(&gpu, &s, [0.3, 0.004, 0.001]);
+    let exchange = crowd.exchange().clone();
+    let mut record_draws = 0;
+    for _ in 0..2 {
+        crowd.step(1.0 / 30.0, &cam).expect("steps");
+        let packet = exchange.begin_read().expect("a packet");
+        record_draws = packet.draws().iter().filter(|d| d.instance_count > 0).count() as u32;
+        r.prepare_now(&gpu, &packet).expect("prepares");
+    }
+    assert!(record_draws > 0, "some instances are unique");
+    let mut view = r.create_view(&gpu.device).expect("a view");
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    let prepared = r
+        .prepare_view(&gpu.device, &mut encoder, &mut view, ViewDesc::new(cam))
+        .expect("prepares");
+    assert_eq!(
+        prepared.draw_calls(),
+        indirect + record_draws * s.meshes.len() as u32,
+        "{record_draws} record draws"
+    );
     assert!(
         drawn[1] > 10 * drawn[0],
         "what they draw grows with the crowd: {drawn:?}"
