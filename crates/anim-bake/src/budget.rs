@@ -16,6 +16,7 @@
 //! For a standing character that is its height (the default character's is 1.798 m). [`ResolvedBudget`] keeps the
 //! extent next to the distance, and [`crate::Plan`] and [`crate::BakeReport`] report it.
 
+use crate::options::positive;
 use crate::{Error, Result};
 
 /// The default relative budget, 1/1800 of the model's extent: 1 mm on a character 1.8 m tall (0.999 mm on the
@@ -66,17 +67,6 @@ impl Budget {
     /// [`Error::InvalidOption`] whose `what` names the field: `"budget (Absolute distance)"`,
     /// `"budget (Relative fraction)"`, `"budget (Pixels error_px)"` or `"budget (Pixels extent_px)"`.
     pub fn validate(self) -> Result<()> {
-        let positive = |what: &'static str, v: f32| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(Error::InvalidOption {
-                    what,
-                    value: f64::from(v),
-                    rule: "must be finite and positive",
-                })
-            }
-        };
         match self {
             Self::Absolute(d) => positive("budget (Absolute distance)", d),
             Self::Relative(f) => positive("budget (Relative fraction)", f),

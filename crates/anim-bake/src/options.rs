@@ -126,17 +126,6 @@ impl BakeOptions {
     /// [`Error::InvalidOption`] naming the first option out of range (for the budget, its field: see
     /// [`Budget::validate`]).
     pub fn validate(&self) -> Result<()> {
-        let positive = |what: &'static str, v: f32| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(Error::InvalidOption {
-                    what,
-                    value: f64::from(v),
-                    rule: "must be finite and positive",
-                })
-            }
-        };
         self.budget.validate()?;
         positive("normal_budget_rad", self.normal_budget_rad)?;
         positive("socket_reach_m", self.socket_reach_m)?;
@@ -200,4 +189,17 @@ pub enum Stage {
     Encoding,
     /// Measuring the encoded bake against the exact clips (one step per clip and part).
     Measuring,
+}
+
+/// `Ok` when `v` is finite and positive, else [`Error::InvalidOption`] naming `what`.
+pub(crate) fn positive(what: &'static str, v: f32) -> Result<()> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidOption {
+            what,
+            value: f64::from(v),
+            rule: "must be finite and positive",
+        })
+    }
 }
