@@ -74,7 +74,13 @@ pub fn render(args: &Args, scene: &Scene, assets: &Arc<Assets>) -> Result<Outcom
         gpu.info.device_type,
         path.name()
     );
-    let settings = crate::frame_settings(assets, path, height as f32, scene.camera.fov.to_radians());
+    let settings = crate::frame_settings(
+        assets,
+        path,
+        height as f32,
+        scene.camera.fov.to_radians(),
+        scene.layout.spacing(),
+    );
     let crowd = crate::crowd(assets, settings)?;
     let mut world = World::new(crowd, assets.clone(), scene.clone(), crate::start_count(args, scene)?)?;
     let (centre, extent) = world.bounds();

@@ -186,10 +186,11 @@ pub fn run(args: &Args) -> Result<()> {
 pub const NO_ADAPTER: &str = "no wgpu adapter: install a Vulkan driver; on a machine without a GPU, Mesa's software \
                               adapter lavapipe (Debian and Ubuntu: `apt-get install mesa-vulkan-drivers libvulkan1`)";
 
-/// The crowd's settings for `assets` on `path`, for a viewport `viewport_h` pixels high: LOD by half a pixel of
-/// error; on the GPU-driven path, nobody unique, the near crowd pooled, from 7 heights baked and from 17 heights
-/// VAT, with no pose pool beyond; on the CPU-culled path (no baked tiers) everyone pooled.
-pub fn frame_settings(assets: &Assets, path: RenderPath, viewport_h: f32, fov_y: f32) -> FrameSettings {
+/// The crowd's settings for `assets` on `path`, for a viewport `viewport_h` pixels high and characters `spacing`
+/// footprints apart: LOD by half a pixel of error; on the GPU-driven path, nobody unique, the near crowd pooled,
+/// from 7 heights baked and from 17 heights VAT, with no pose pool beyond; on the CPU-culled path (no baked tiers)
+/// everyone pooled. Clusters are sized by [`cluster_settings`].
+pub fn frame_settings(assets: &Assets, path: RenderPath, viewport_h: f32, fov_y: f32, spacing: f32) -> FrameSettings {
     let defaults = FrameSettings::default();
     let f = assets.framing;
     let size_at = |d: f32| f.radius / (d * (fov_y * 0.5).tan());
@@ -202,10 +203,20 @@ pub fn frame_settings(assets: &Assets, path: RenderPath, viewport_h: f32, fov_y:
         } else {
             [50.0, 1e-6, 1e-7]
         },
-        cluster: crowd_cull::ClusterSettings {
-            radius: f.footprint * 12.0,
-            ..crowd_cull::ClusterSettings::default()
-        },
+        cluster: cluster_settings(assets, spacing),
+        ..defaults
+    }
+}
+
+/// Clusters of the default capacity whose circle holds about 1.5 times that many characters `spacing` footprints
+/// apart, and at least 12 footprints across: a cluster's block of store slots is then mostly full (emptier clusters
+/// leave empty slots that the GPU's cull still visits), while its box stays a small part of the view.
+pub fn cluster_settings(assets: &Assets, spacing: f32) -> crowd_cull::ClusterSettings {
+    let defaults = crowd_cull::ClusterSettings::default();
+    // A circle of radius R holds pi R^2 / spacing^2 characters: 1.5 times the capacity at this radius.
+    let fill = (1.5 * defaults.capacity as f32 / std::f32::consts::PI).sqrt();
+    crowd_cull::ClusterSettings {
+        radius: assets.framing.footprint * (spacing * fill).max(12.0),
         ..defaults
     }
 }

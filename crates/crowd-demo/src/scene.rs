@@ -65,6 +65,15 @@ pub enum Layout {
     },
 }
 
+impl Layout {
+    /// The mean distance between neighbours, in footprints.
+    pub fn spacing(&self) -> f32 {
+        match *self {
+            Self::Regiments { spacing, .. } | Self::Scatter { spacing } | Self::School { spacing } => spacing,
+        }
+    }
+}
+
 /// What the characters do.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

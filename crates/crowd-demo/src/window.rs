@@ -257,7 +257,13 @@ impl App {
             path.name()
         );
         let assets = self.assets.clone();
-        let settings = crate::frame_settings(&assets, path, config.height as f32, self.scene.camera.fov.to_radians());
+        let settings = crate::frame_settings(
+            &assets,
+            path,
+            config.height as f32,
+            self.scene.camera.fov.to_radians(),
+            self.scene.layout.spacing(),
+        );
         let crowd = crate::crowd(&assets, settings)?;
         let count = crate::start_count(&self.args, &self.scene)?;
         let mut world = World::new(crowd, assets.clone(), self.scene.clone(), count)?;

@@ -62,6 +62,9 @@ pub struct World {
     /// The layout's centre and radius, in model units.
     centre: Vec3,
     extent: f32,
+    /// The count the layout is planned for (the start count): regiments stand in a square of this many soldiers'
+    /// regiments, and a crowd grown later continues its rows.
+    planned: usize,
     /// A clip that every character plays instead of the behaviour's (the clip-switch key).
     forced: Option<ClipId>,
     /// The behaviour's clips, resolved once: per phase of [`Behaviour::Waves`] (with its seconds), or per clip of
@@ -88,6 +91,7 @@ impl World {
             time: 0.0,
             centre: Vec3::ZERO,
             extent: 1.0,
+            planned: count.max(1),
             forced: None,
             clips: match &scene.behaviour {
                 Behaviour::Waves { cycle, .. } => cycle
@@ -179,30 +183,8 @@ impl World {
 
     /// Where soldier `i` of a [`Layout::Regiments`] stands: position, regiment, rank.
     fn regiment_slot(&self, i: usize) -> (Vec3, usize, usize) {
-        let Layout::Regiments {
-            files,
-            per_regiment,
-            spacing,
-            gap,
-        } = self.scene.layout
-        else {
-            return (Vec3::ZERO, 0, 0);
-        };
         let f = self.assets.framing;
-        let total_regiments = self.scene.count.max(1).div_ceil(per_regiment).max(1);
-        let across = (total_regiments as f32).sqrt().ceil() as usize;
-        let ranks = per_regiment.div_ceil(files);
-        let (regiment, within) = (i / per_regiment, i % per_regiment);
-        let (file, rank) = (within % files, within / files);
-        let width = files as f32 * spacing + gap;
-        let depth = ranks as f32 * spacing + gap;
-        let origin = Vec3::new(
-            (regiment % across) as f32 * width,
-            0.0,
-            (regiment / across) as f32 * depth,
-        );
-        // Soldiers face +Z (their local forward); the front rank is the one with the largest z.
-        let p = origin + Vec3::new(file as f32, 0.0, (ranks - 1 - rank) as f32) * spacing;
+        let (p, regiment, rank) = regiment_place(&self.scene.layout, self.planned, i);
         (p * f.footprint + Vec3::new(0.0, f.ground_y, 0.0), regiment, rank)
     }
 
@@ -467,4 +449,74 @@ fn pick(rng: &mut Rng, clips: &[(ClipId, f32)]) -> ClipId {
         x -= w;
     }
     clips[0].0
+}
+
+/// Where soldier `i` of `layout` (a [`Layout::Regiments`]; other layouts give the origin) stands, in footprints on
+/// the ground, with its regiment and rank, for a crowd planned for `planned` soldiers: the regiments stand in a
+/// square of regiments, so a million soldiers make a block, not a line.
+fn regiment_place(layout: &Layout, planned: usize, i: usize) -> (Vec3, usize, usize) {
+    let Layout::Regiments {
+        files,
+        per_regiment,
+        spacing,
+        gap,
+    } = *layout
+    else {
+        return (Vec3::ZERO, 0, 0);
+    };
+    let total_regiments = planned.div_ceil(per_regiment).max(1);
+    let across = (total_regiments as f32).sqrt().ceil() as usize;
+    let ranks = per_regiment.div_ceil(files);
+    let (regiment, within) = (i / per_regiment, i % per_regiment);
+    let (file, rank) = (within % files, within / files);
+    let width = files as f32 * spacing + gap;
+    let depth = ranks as f32 * spacing + gap;
+    let origin = Vec3::new(
+        (regiment % across) as f32 * width,
+        0.0,
+        (regiment / across) as f32 * depth,
+    );
+    // Soldiers face +Z (their local forward); the front rank is the one with the largest z.
+    let p = origin + Vec3::new(file as f32, 0.0, (ranks - 1 - rank) as f32) * spacing;
+    (p, regiment, rank)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ARMY: Layout = Layout::Regiments {
+        files: 25,
+        per_regiment: 625,
+        spacing: 1.6,
+        gap: 6.0,
+    };
+
+    /// The extent of the first `n` soldiers planned for `planned`: (width, depth) in footprints.
+    fn extent(planned: usize, n: usize) -> (f32, f32) {
+        let (lo, hi) = (0..n).fold((Vec3::MAX, Vec3::MIN), |(lo, hi), i| {
+            let p = regiment_place(&ARMY, planned, i).0;
+            (lo.min(p), hi.max(p))
+        });
+        (hi.x - lo.x, hi.z - lo.z)
+    }
+
+    #[test]
+    fn a_large_army_stands_in_a_square_block() {
+        for planned in [10_000, 250_000, 1_000_000] {
+            let (w, d) = extent(planned, planned);
+            assert!((0.5..=2.0).contains(&(w / d)), "{planned}: {w} x {d}");
+        }
+    }
+
+    #[test]
+    fn a_grown_army_keeps_its_soldiers_in_place() {
+        let first: Vec<_> = (0..2000).map(|i| regiment_place(&ARMY, 1000, i)).collect();
+        // Soldiers past the planned count continue the rows; the planned ones do not move.
+        assert_eq!(
+            first[..1000],
+            (0..1000).map(|i| regiment_place(&ARMY, 1000, i)).collect::<Vec<_>>()[..]
+        );
+        assert_ne!(first[1500].0, first[500].0);
+    }
 }

@@ -31,7 +31,7 @@ fn a_caster_outside_the_view_darkens_the_visible_ground() {
     let samples = msaa_samples(&gpu.adapter, OFFSCREEN_COLOR_FORMAT);
     let config = crowd_demo::stage::renderer_config(&gpu.adapter, &gpu.device, OFFSCREEN_COLOR_FORMAT, samples);
     let path = RenderPath::for_config(&gpu.device, &config);
-    let settings = crowd_demo::frame_settings(&assets, path, SIZE as f32, 25f32.to_radians());
+    let settings = crowd_demo::frame_settings(&assets, path, SIZE as f32, 25f32.to_radians(), 1.6);
     let mut crowd = CrowdFrame::new(assets.character.clone(), settings).expect("crowd");
     let sun = Vec3::from_array(Lighting::default().sun_direction);
     let towards_sun = Vec3::new(sun.x, 0.0, sun.z).normalize();
