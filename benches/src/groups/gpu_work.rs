@@ -3,14 +3,13 @@
 //! queries (`crowd_gpu::WorkQueries`). The counts do not depend on the device's speed, so one run of each suffices;
 //! they depend on its rasteriser's rules only where stated in `crowd_gpu::GpuWork`.
 //!
-//! - `gpu_work.army_100k_{primitives,vs_invocations,fs_invocations}`: the army at 100,000 soldiers, 1920 × 1080,
-//!   the scene's camera, with every LOD level; and each `_ratio` to the same frame drawn with the three levels that
-//!   existed before the far ones (`--lod-levels 3`), in the same run.
-//! - `gpu_work.plaza_100k_fs_invocations`: the plaza at 100,000, its own camera (frustum culling alone).
-//! - `gpu_work.army_100k_cull_invocations`: the cull's compute invocations for the army's slots.
-//!
-//! The scene of 1M soldiers does not fit lavapipe yet: its resident buffer (48 bytes a slot, about 2.8 slots
-//! per soldier in the army's clusters) passes the 128 MiB storage binding limit, and the renderer refuses it.
+//! - `gpu_work.army_1m_{primitives,vs_invocations,fs_invocations}`: the army at 1,000,000 soldiers (20,000 with
+//!   `--quick`: `army_20k_*`), 1920 × 1080, the scene's camera, with every LOD level; and each `_ratio` to the same
+//!   frame drawn with the three levels that existed before the far ones (`--lod-levels 3`), in the same run.
+//! - `gpu_work.army_1m_cull_invocations`: the cull's compute invocations for the army's slots.
+//! - `gpu_work.plaza_100k_fs_invocations`: the plaza at 100,000 (20,000 with `--quick`), its own camera; and
+//!   `gpu_work.plaza_100k_eye_fs_invocations`, the same plaza seen at eye level (the camera 1.5 degrees above the
+//!   horizon, amid the crowd), both with frustum culling alone.
 
 use std::sync::Arc;
 
@@ -23,8 +22,13 @@ use crate::harness::Figure;
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
 
-/// One headless frame of `scene` with `count` characters at 1920 × 1080 and `lod_levels` levels: the counted work.
-fn frame_work(scene: &str, count: usize, lod_levels: usize) -> BenchResult<GpuWork> {
+/// The eye-level camera's pitch, in degrees: at the plaza scene's distance (0.08 crowd radii from the centre, the
+/// orbit's target 0.3 heights above the ground), about a character's height above the ground at 100,000.
+const EYE_PITCH: f32 = 1.5;
+
+/// One headless frame of `scene` with `count` characters at 1920 × 1080 and `lod_levels` levels, the camera
+/// `pitch` degrees above the horizon where given: the counted work.
+fn frame_work(scene: &str, count: usize, lod_levels: usize, pitch: Option<f32>) -> BenchResult<GpuWork> {
     let out = std::env::temp_dir().join(format!(
         "crowd-bench-gpu-work-{scene}-{lod_levels}-{}",
         std::process::id()
@@ -47,7 +51,10 @@ fn frame_work(scene: &str, count: usize, lod_levels: usize) -> BenchResult<GpuWo
         "--out",
         &out.to_string_lossy(),
     ])?;
-    let s = Scene::load(&scene_path(scene))?;
+    let mut s = Scene::load(&scene_path(scene))?;
+    if let Some(p) = pitch {
+        s.camera.pitch = p;
+    }
     let assets = Arc::new(Assets::load_with_lods(
         &crowd_demo::assets::default_model(),
         s.spear.as_deref(),
@@ -57,7 +64,8 @@ fn frame_work(scene: &str, count: usize, lod_levels: usize) -> BenchResult<GpuWo
     let _ = std::fs::remove_dir_all(&out);
     let drawn = outcome.report.last_frame;
     println!(
-        "gpu_work: {scene} {count}, {lod_levels} LOD levels: {}",
+        "gpu_work: {scene} {count}, {lod_levels} LOD levels, pitch {:.1}: {}",
+        s.camera.pitch,
         drawn.summary()
     );
     drawn
@@ -71,12 +79,13 @@ fn frame_work(scene: &str, count: usize, lod_levels: usize) -> BenchResult<GpuWo
 ///
 /// No adapter, an adapter without pipeline-statistics queries, or the demo's errors.
 pub fn run(quick: bool, figures: &mut Vec<Figure>) -> BenchResult<()> {
-    let count = if quick { 20_000 } else { 100_000 };
-    let tag = if quick { "20k" } else { "100k" };
+    let (count, tag) = if quick { (20_000, "20k") } else { (1_000_000, "1m") };
+    let (plaza_count, plaza_tag) = if quick { (20_000, "20k") } else { (100_000, "100k") };
     let all = crowd_mesh::DEFAULT_LOD_TARGETS.len();
-    let new = frame_work("army", count, all)?;
-    let old = frame_work("army", count, 3)?;
-    let plaza = frame_work("plaza", count, all)?;
+    let new = frame_work("army", count, all, None)?;
+    let old = frame_work("army", count, 3, None)?;
+    let plaza = frame_work("plaza", plaza_count, all, None)?;
+    let eye = frame_work("plaza", plaza_count, all, Some(EYE_PITCH))?;
     let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
     let mut push = |name: String, value: f64, target: &'static str, met: bool| {
         figures.push(Figure {
@@ -112,8 +121,14 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>) -> BenchResult<()> {
         true,
     );
     push(
-        format!("plaza_{tag}_fs_invocations"),
+        format!("plaza_{plaza_tag}_fs_invocations"),
         plaza.fragment_invocations as f64,
+        "report",
+        true,
+    );
+    push(
+        format!("plaza_{plaza_tag}_eye_fs_invocations"),
+        eye.fragment_invocations as f64,
         "report",
         true,
     );
