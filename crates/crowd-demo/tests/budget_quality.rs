@@ -13,9 +13,11 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
+use common::{have_adapter, headless_args};
 use crowd_demo::assets::Assets;
 use crowd_demo::scene::{Scene, scene_path};
+
+mod common;
 
 /// The largest mean absolute difference, per channel and pixel.
 const MEAN_DIFF: f64 = 3.0;
@@ -25,20 +27,7 @@ const FLIPPED: f64 = 0.02;
 const FLIP_LEVEL: u8 = 48;
 
 fn args(scene: &str, out: &Path, reference: bool) -> crowd_demo::Args {
-    let mut a = crowd_demo::Args::parse_from([
-        "crowd-demo",
-        "--headless",
-        "--scene",
-        scene,
-        "--frames",
-        "1",
-        "--seconds",
-        "0.5",
-        "--size",
-        "320x180",
-    ]);
-    a.count = Some(200);
-    a.out = Some(out.to_owned());
+    let mut a = headless_args(scene, 200, "320x180", out);
     if reference {
         a.cpu_culled = true;
         a.lod_levels = 1;
@@ -65,17 +54,9 @@ fn difference(a: &[u8], b: &[u8]) -> (f64, f64) {
 
 #[test]
 fn the_budgeted_frame_matches_every_character_at_lod_0() {
-    let gpu = crowd_gpu::headless::Gpu::open(None).expect("the adapter refused a device");
-    if gpu.is_none() {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "no wgpu adapter under CI=true: {}",
-            crowd_demo::NO_ADAPTER
-        );
-        eprintln!("SKIPPED: no wgpu adapter ({})", crowd_demo::NO_ADAPTER);
+    if !have_adapter() {
         return;
     }
-    drop(gpu);
     for scene in ["army", "plaza"] {
         let s = Scene::load(&scene_path(scene)).expect("scene");
         let model = crowd_demo::assets::default_model();

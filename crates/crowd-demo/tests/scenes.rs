@@ -7,42 +7,17 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
+use common::{have_adapter, headless_args};
+use crowd_demo::View;
 use crowd_demo::assets::Assets;
 use crowd_demo::scene::{Scene, scene_path};
 
-/// An adapter, or a loud skip (a failure under `CI=true`).
-fn have_adapter() -> bool {
-    let gpu = crowd_gpu::headless::Gpu::open(None).expect("the adapter refused a device");
-    if gpu.is_none() {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "no wgpu adapter under CI=true: {}",
-            crowd_demo::NO_ADAPTER
-        );
-        eprintln!("SKIPPED: no wgpu adapter ({})", crowd_demo::NO_ADAPTER);
-    }
-    gpu.is_some()
-}
+mod common;
 
-fn args(scene: &str, count: usize, model: Option<PathBuf>, out: &Path, view: &str) -> crowd_demo::Args {
-    let mut a = crowd_demo::Args::parse_from([
-        "crowd-demo",
-        "--headless",
-        "--scene",
-        scene,
-        "--frames",
-        "1",
-        "--seconds",
-        "0.5",
-        "--size",
-        "256x160",
-        "--view",
-        view,
-    ]);
-    a.count = Some(count);
+fn args(scene: &str, count: usize, model: Option<PathBuf>, out: &Path, view: View) -> crowd_demo::Args {
+    let mut a = headless_args(scene, count, "256x160", out);
     a.model = model;
-    a.out = Some(out.to_owned());
+    a.view = view;
     a
 }
 
@@ -59,7 +34,7 @@ fn crowd_cover(scene: &str, count: usize, model: Option<PathBuf>) -> f32 {
         .expect("model"),
     );
     let frame =
-        crowd_demo::headless::render(&args(scene, count, model, &out, "instance"), &s, &assets).expect("render");
+        crowd_demo::headless::render(&args(scene, count, model, &out, View::Instance), &s, &assets).expect("render");
     assert_eq!(frame.report.instances, count);
     let drawn = frame.report.last_frame;
     assert!(drawn.visible > 0, "{drawn:?}");
@@ -122,7 +97,8 @@ fn school_cover(count: usize) -> f32 {
     s.count = count;
     let assets = std::sync::Arc::new(Assets::load(&crowd_demo::assets::default_model(), None).expect("model"));
     let frame = |n: usize| {
-        let r = crowd_demo::headless::render(&args("school", n, None, &out, "shaded"), &s, &assets).expect("render");
+        let r =
+            crowd_demo::headless::render(&args("school", n, None, &out, View::Shaded), &s, &assets).expect("render");
         assert_eq!(r.report.instances, n);
         r.last
     };

@@ -10,21 +10,17 @@ use std::collections::HashSet;
 use crowd_demo::assets::{Assets, default_model};
 use crowd_demo::stage::{Stage, msaa_samples};
 use crowd_frame::{ClipId, CrowdFrame, FrameCamera, Spawn};
-use crowd_gpu::headless::{Gpu, OFFSCREEN_COLOR_FORMAT, OffscreenTarget};
+use crowd_gpu::headless::{OFFSCREEN_COLOR_FORMAT, OffscreenTarget};
 use crowd_gpu::{DebugView, Lighting, RenderPath};
 use glam::{Quat, Vec3};
+
+mod common;
 
 const SIZE: u32 = 128;
 
 #[test]
 fn a_caster_outside_the_view_darkens_the_visible_ground() {
-    let Some(gpu) = Gpu::open(None).expect("the adapter refused a device") else {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "no wgpu adapter under CI=true: {}",
-            crowd_demo::NO_ADAPTER
-        );
-        eprintln!("SKIPPED: no wgpu adapter ({})", crowd_demo::NO_ADAPTER);
+    let Some(gpu) = common::gpu() else {
         return;
     };
     let assets = Assets::load(&default_model(), None).expect("default character");
