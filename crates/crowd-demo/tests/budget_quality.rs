@@ -44,7 +44,7 @@ fn difference(a: &[u8], b: &[u8]) -> (f64, f64) {
     assert_eq!(a.len(), b.len());
     let (mut sum, mut flipped) = (0u64, 0usize);
     for (p, q) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
-        let d: Vec<u8> = p[..3].iter().zip(&q[..3]).map(|(x, y)| x.abs_diff(*y)).collect();
+        let d = [0, 1, 2].map(|c| p[c].abs_diff(q[c]));
         sum += d.iter().map(|&v| u64::from(v)).sum::<u64>();
         flipped += usize::from(d.iter().any(|&v| v > FLIP_LEVEL));
     }
